@@ -1,0 +1,57 @@
+# tformer: the two commands a reader needs are `make lab` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.tformer-installed
+PORT ?= 8888
+NB ?= $(wildcard notebooks/[0-9][0-9]_*.py)
+NBVAL := --nbval --nbval-current-env --nbval-cell-timeout 900 --nbval-sanitize-with tests/nbval_sanitize.cfg
+# Running as root (containers, CI) needs --allow-root; a normal user does not.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: install lab test test-unit test-notebooks check-notebooks html sync colab lint clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name tformer --display-name "Python (tformer)" >/dev/null
+	@touch $(STAMP)
+
+## make lab: install everything (first time), then open JupyterLab on notebooks/ and print its URL.
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(ROOT_FLAG)
+
+## make test: pairing check, unit tests, then nbval (strict) on every notebook.
+test: $(STAMP) check-notebooks test-unit test-notebooks
+
+check-notebooks: $(STAMP)
+	$(BIN)/python tools/check_pairs.py notebooks
+	$(BIN)/python tools/notebook_cells.py --check
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 tests
+
+test-notebooks: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) -p tools.notebook_times notebooks
+
+## make html: export the stored notebooks (no execution) to an offline HTML book in build/html/.
+html: $(STAMP)
+	$(BIN)/python tools/build_book.py
+
+## make sync [NB=notebooks/05_hand_calculation.py]: regenerate .ipynb from .py and re-execute with outputs.
+sync: $(STAMP)
+	$(BIN)/python tools/notebook_cells.py $(NB)
+	$(BIN)/python tools/sync_notebooks.py $(NB)
+
+colab: $(STAMP)
+	$(BIN)/python tools/notebook_cells.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check tformer tests tools benchmarks notebooks/*.py
+
+clean:
+	rm -rf build .pytest_cache

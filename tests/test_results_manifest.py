@@ -1,0 +1,84 @@
+"""Every number the prose quotes with a ``<!-- result: key -->`` marker matches what its notebook computed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tformer.results import MARKER, Results, prose_tolerance
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def prose_numbers(py: Path) -> list[tuple[str, str]]:
+    """(key, number as printed) for every marker in the markdown cells of a notebook source."""
+    import jupytext
+
+    return [
+        (m["key"], m["number"])
+        for cell in jupytext.read(py).cells
+        if cell.cell_type == "markdown"
+        for m in MARKER.finditer(cell.source)
+    ]
+
+
+def mismatches(py: Path, manifest: dict[str, dict]) -> list[str]:
+    """Messages naming the chapter, the key, the prose value and the computed value for each disagreement."""
+    found = []
+    for key, printed in prose_numbers(py):
+        if key not in manifest:
+            found.append(f"{py.stem}: prose quotes {printed} as {key!r}, but the notebook records no such result")
+            continue
+        prose = float(printed.replace(",", "").replace("−", "-"))
+        computed = manifest[key]["value"]
+        tol = manifest[key]["tol"] if manifest[key]["tol"] is not None else prose_tolerance(printed.replace(",", ""))
+        if abs(prose - computed) > tol + 1e-12:
+            found.append(f"{py.stem}: {key}: prose says {printed}, notebook computed {computed} (tolerance {tol:g})")
+    return found
+
+
+def chapters() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py"))
+
+
+@pytest.mark.parametrize("py", chapters(), ids=lambda p: p.stem)
+def test_prose_numbers_match_the_manifest(py: Path) -> None:
+    path = NOTEBOOKS / "results" / f"{py.stem}.json"
+    manifest = json.loads(path.read_text()) if path.exists() else {}
+    assert mismatches(py, manifest) == []
+
+
+def test_a_changed_prose_number_is_caught(tmp_path: Path) -> None:
+    results = Results("99_demo", directory=tmp_path)
+    results.record("output_1", 1.2408)
+    results.record("accuracy", 99.31, tol=0.5)
+    manifest = json.loads(results.path.read_text())
+    good = tmp_path / "99_demo.py"
+    good.write_text(
+        "# %% [markdown]\n# The output is **1.2408**<!-- result: output_1 --> and the model reaches "
+        "99.5%<!-- result: accuracy -->.\n"
+    )
+    assert mismatches(good, manifest) == []
+    bad = tmp_path / "99_bad.py"
+    bad.write_text("# %% [markdown]\n# The output is **1.25**<!-- result: output_1 -->.\n")
+    assert mismatches(bad, manifest) == ["99_bad: output_1: prose says 1.25, notebook computed 1.2408 (tolerance 0.005)"]
+
+
+def test_prose_tolerance_is_half_the_last_digit() -> None:
+    assert prose_tolerance("0.8507") == pytest.approx(5e-5)
+    assert prose_tolerance("1050624") == 0.5
+    assert prose_tolerance("2.5e-3") == pytest.approx(5e-5)
+
+
+def test_record_rejects_bad_values(tmp_path: Path) -> None:
+    results = Results("99_demo", directory=tmp_path)
+    with pytest.raises(ValueError, match="finite"):
+        results.record("x", float("nan"))
+    with pytest.raises(TypeError, match="value"):
+        results.record("x", "high")
+    with pytest.raises(ValueError, match="key"):
+        results.record("bad key", 1.0)
+    with pytest.raises(ValueError, match="chapter"):
+        Results("../escape")

@@ -1,0 +1,1 @@
+"""tformer: the package behind the tformer textbook (filled in as modules land)."""

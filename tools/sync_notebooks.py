@@ -1,0 +1,71 @@
+"""Regenerate each .ipynb from its percent-format .py source and execute it, storing outputs.
+
+Usage: python tools/sync_notebooks.py [notebooks/NN_name.py ...]   (default: every notebooks/NN_*.py)
+
+The .py is the source of truth: its cells replace the notebook's, the notebook is executed top to bottom in
+its own folder with the current interpreter, and outputs are stored without timing metadata (so a rerun gives
+a clean git diff). A cell that raises stops the run: the notebook and the cell are named, and the .ipynb is
+left as it was. Exit status 0 on success, 1 on the first failure.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import jupytext
+from jupytext.config import load_jupytext_config
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+CELL_TIMEOUT_S = 900
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def sync(py: Path) -> bool:
+    """Execute the notebook generated from ``py`` and write ``py.with_suffix('.ipynb')``; True on success."""
+    notebook = jupytext.read(py)
+    notebook.metadata["kernelspec"] = KERNELSPEC
+    client = NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT_S,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(py.parent)}},
+        record_timing=False,
+    )
+    start = time.perf_counter()
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        failed = next(
+            (i for i, c in enumerate(notebook.cells)
+             if c.cell_type == "code" and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
+            None,
+        )
+        where = "an unknown cell"
+        if failed is not None:
+            first_line = notebook.cells[failed].source.strip().splitlines()[0] if notebook.cells[failed].source.strip() else ""
+            where = f"cell {failed} (`{first_line[:60]}`)"
+        print(f"sync: {py}: {where} raised {error.ename}: {error.evalue}", file=sys.stderr)
+        print(f"sync: {py.with_suffix('.ipynb')} left unchanged", file=sys.stderr)
+        return False
+    jupytext.write(notebook, py.with_suffix(".ipynb"), config=load_jupytext_config(str(py.parent)))
+    print(f"sync: {py.with_suffix('.ipynb')} executed in {time.perf_counter() - start:.1f} s")
+    return True
+
+
+def main(argv: list[str]) -> int:
+    """Sync the notebooks named in ``argv`` (or all of them)."""
+    sources = [Path(a) for a in argv[1:]] or sorted(Path("notebooks").glob("[0-9][0-9]_*.py"))
+    for py in sources:
+        if py.suffix != ".py" or not py.exists():
+            print(f"sync: {py}: expected an existing percent-format .py notebook source", file=sys.stderr)
+            return 1
+        if not sync(py):
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
