@@ -10,7 +10,7 @@ NBVAL := --nbval --nbval-current-env --nbval-cell-timeout 900 --nbval-sanitize-w
 # Running as root (containers, CI) needs --allow-root; a normal user does not.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install lab test test-unit test-notebooks check-notebooks html sync colab lint clean
+.PHONY: install lab test test-unit test-notebooks check-notebooks html screenshots check-newest sync colab lint clean
 
 install: $(STAMP)
 
@@ -41,6 +41,14 @@ test-notebooks: $(STAMP)
 ## make html: export the stored notebooks (no execution) to an offline HTML book in build/html/.
 html: $(STAMP)
 	$(BIN)/python tools/build_book.py
+
+## make screenshots: rebuild the book and refresh docs/*.png (needs Debian's chromium).
+screenshots: html
+	TFORMER_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/test_html_book.py
+
+## make check-newest: the Colab guard; preface and chapter 05 in a fresh venv with the newest allowed releases.
+check-newest:
+	bash tools/newest_env_check.sh
 
 ## make sync [NB=notebooks/05_hand_calculation.py]: regenerate .ipynb from .py and re-execute with outputs.
 sync: $(STAMP)

@@ -39,13 +39,18 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
     return badge, setup
 
 
+def _signature(cells: list) -> list[tuple]:
+    return [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in cells]
+
+
 def update(py: Path, repository: str, branch: str, check: bool) -> bool:
     """Refresh the generated cells of ``py``; return True when the file was (or, with check, would be) changed."""
     notebook = jupytext.read(py)
     badge, setup = generated_cells(repository, branch, py.with_suffix(".ipynb").name)
     body = [c for c in notebook.cells if MARK not in c.source]
-    wanted = [new_markdown_cell(badge), new_code_cell(setup), *body]
-    if [(c.cell_type, c.source) for c in notebook.cells] == [(c.cell_type, c.source) for c in wanted]:
+    # remove-cell: the HTML book hides the setup cell; nbval, JupyterLab and Colab ignore the tag.
+    wanted = [new_markdown_cell(badge), new_code_cell(setup, metadata={"tags": ["remove-cell"]}), *body]
+    if _signature(notebook.cells) == _signature(wanted):
         return False
     if not check:
         notebook.cells = wanted

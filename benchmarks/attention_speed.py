@@ -1,0 +1,69 @@
+"""Time tformer's attention forward against torch's fused SDPA (a script, not a test).
+
+    python benchmarks/attention_speed.py [--repeats N] [--batch B --heads H --length L --head-dim Dh]
+
+Defaults: B=8, H=12, L=S=1024, Dh=64, float32, CPU, no autograd (inference forward). Prints the median time
+of each over ``--repeats`` runs after warm-up, without a mask and with a causal mask, and the ratio ours/torch.
+Target ratio <= 1.2.
+
+Not like for like: torch's fused kernel never materialises the (B, H, L, S) weights, while ours must build and
+return them (the book plots them), so ours also writes B·H·L·S floats (384 MiB at the defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+
+from tformer.functional import scaled_dot_product_attention
+from tformer.masks import causal_mask
+
+
+def median_seconds(fn: Callable[[], object], repeats: int, warmup: int) -> float:
+    """Median wall-clock seconds of ``fn()`` over ``repeats`` runs after ``warmup`` untimed runs."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per case (median reported)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed runs first")
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--heads", type=int, default=12)
+    parser.add_argument("--length", type=int, default=1024)
+    parser.add_argument("--head-dim", type=int, default=64)
+    args = parser.parse_args()
+
+    torch.manual_seed(0)
+    shape = (args.batch, args.heads, args.length, args.head_dim)
+    q, k, v = (torch.randn(shape) for _ in range(3))
+    mask = causal_mask(args.length)
+    print(
+        f"torch {torch.__version__}, threads={torch.get_num_threads()}, float32 CPU, "
+        f"B={args.batch} H={args.heads} L=S={args.length} Dh={args.head_dim}, "
+        f"median of {args.repeats} after {args.warmup} warm-up"
+    )
+    print(f"{'case':<8}{'ours (s)':>10}{'torch (s)':>11}{'ours/torch':>12}")
+    with torch.inference_mode():
+        for name, m in (("no mask", None), ("causal", mask)):
+            ours = median_seconds(lambda m=m: scaled_dot_product_attention(q, k, v, m), args.repeats, args.warmup)
+            ref = median_seconds(
+                lambda m=m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), args.repeats, args.warmup
+            )
+            print(f"{name:<8}{ours:>10.3f}{ref:>11.3f}{ours / ref:>12.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""Tests for tformer.functional.scaled_dot_product_attention: parity with torch, worked examples, masks, dtypes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.testing import assert_close
+
+from tformer.functional import scaled_dot_product_attention
+from tformer.masks import causal_mask
+
+B, H, L, S, DH, DV = 2, 3, 5, 7, 4, 6
+F64 = {"dtype": torch.float64, "rtol": 1e-10, "atol": 1e-10}
+
+
+def _qkv(dtype: torch.dtype = torch.float64, seed: int = 0, L: int = L, S: int = S):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(B, H, L, DH, generator=g, dtype=dtype)
+    k = torch.randn(B, H, S, DH, generator=g, dtype=dtype)
+    v = torch.randn(B, H, S, DV, generator=g, dtype=dtype)
+    return q, k, v
+
+
+def _mask(shape: tuple[int, ...], seed: int = 1) -> torch.Tensor:
+    """A random bool mask in which every query row keeps at least one key (torch's reference needs that)."""
+    g = torch.Generator().manual_seed(seed)
+    m = torch.rand(shape, generator=g) > 0.4
+    m[..., 0] = True
+    return m
+
+
+def _torch_weights(q, k, mask=None):
+    """Reference weights written straight from Eq. 1 (torch's fused SDPA does not return them)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return scores.softmax(-1)
+
+
+@pytest.mark.parametrize(
+    "mask_shape",
+    [None, (L, S), (B, 1, 1, S), (B, 1, L, S), (B, H, L, S), "causal"],
+    ids=["none", "LS", "B11S", "B1LS", "BHLS", "causal"],
+)
+def test_parity_with_torch_sdpa_float64(mask_shape):
+    q, k, v = _qkv()
+    if mask_shape is None:
+        mask = None
+    elif mask_shape == "causal":
+        mask = causal_mask(L, S)
+    else:
+        mask = _mask(mask_shape)
+    q.requires_grad_(True)
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    q_ref = q.detach().clone().requires_grad_(True)
+    ref = F.scaled_dot_product_attention(q_ref, k, v, attn_mask=mask)
+    assert out.shape == (B, H, L, DV) and weights.shape == (B, H, L, S)
+    assert_close(out, ref, rtol=1e-10, atol=1e-10)
+    assert_close(weights, _torch_weights(q.detach(), k, mask), rtol=1e-10, atol=1e-10)
+    assert_close(out, weights @ v, rtol=1e-10, atol=1e-10)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    ref.backward(grad)
+    assert_close(q.grad, q_ref.grad, rtol=1e-10, atol=1e-10)
+
+
+def test_no_grad_in_place_path_matches_autograd_path():
+    q, k, v = _qkv()
+    mask = _mask((B, 1, L, S))
+    mask[0, 0, 2] = False  # one fully masked row
+    q.requires_grad_(True)
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    with torch.no_grad():
+        out_ng, weights_ng = scaled_dot_product_attention(q, k, v, mask)
+    assert_close(out_ng, out.detach(), rtol=0, atol=0)
+    assert_close(weights_ng, weights.detach(), rtol=0, atol=0)
+
+
+def test_four_token_worked_example():
+    # 猫 追 老鼠 它: the query is 它 = [1, 0]; Dh = 2.
+    keys = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7], [1.0, 0.0]], dtype=torch.float64)
+    values = torch.tensor([[2.0, 1.0], [0.0, 3.0], [1.0, 2.0], [0.0, 0.0]], dtype=torch.float64)
+    query = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    # Closed form: scores are the dot products [1, 0, 0.7, 1] divided by sqrt(2).
+    exps = [math.exp(s / math.sqrt(2)) for s in (1.0, 0.0, 0.7, 1.0)]
+    expected_w = [e / sum(exps) for e in exps]
+    expected_out = [sum(w * val[c] for w, val in zip(expected_w, values.tolist(), strict=True)) for c in (0, 1)]
+    out, weights = scaled_dot_product_attention(query, keys, values)
+    assert_close(weights[0], torch.tensor(expected_w, dtype=torch.float64), rtol=1e-12, atol=1e-12)
+    assert_close(out[0], torch.tensor(expected_out, dtype=torch.float64), rtol=1e-12, atol=1e-12)
+    # The rounded figures quoted in the book (output 1.24, not the 1.25 rounding slip).
+    assert_close(weights[0], torch.tensor([0.3029, 0.1493, 0.2450, 0.3029], dtype=torch.float64), rtol=0, atol=5e-5)
+    assert_close(out[0], torch.tensor([0.8507, 1.2408], dtype=torch.float64), rtol=0, atol=5e-5)
+
+
+def test_scale_is_sqrt_head_dim_not_sqrt_d_model():
+    # Raw scores q·k = [4, 0] with Dh = 4 must be divided by sqrt(4) = 2: softmax([2, 0]).
+    query = torch.tensor([[2.0, 2.0, 0.0, 0.0]], dtype=torch.float64)
+    keys = torch.tensor([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]], dtype=torch.float64)
+    values = torch.eye(2, dtype=torch.float64)
+    _, weights = scaled_dot_product_attention(query, keys, values)
+    e = math.exp(2.0)
+    assert_close(weights[0], torch.tensor([e / (e + 1), 1 / (e + 1)], dtype=torch.float64), rtol=1e-12, atol=1e-12)
+    assert_close(weights[0], torch.tensor([0.8808, 0.1192], dtype=torch.float64), rtol=0, atol=5e-5)
+    wrong = torch.tensor([0.8044, 0.1956], dtype=torch.float64)  # a mis-scaled slip, ≈ softmax([4/√8, 0])
+    assert (weights[0] - wrong).abs().max() > 0.05
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_fully_masked_row_is_zero_and_gradients_finite(dtype):
+    q, k, v = (t.to(dtype).requires_grad_(True) for t in _qkv(torch.float32))
+    mask = _mask((B, 1, L, S))
+    mask[0, 0, 1] = False  # query 1 of batch 0 sees nothing (every head)
+    mask[1, 0, :] = False  # batch 1 sees nothing at all
+    out, weights = scaled_dot_product_attention(q, k, v, mask)
+    assert torch.isfinite(out).all() and torch.isfinite(weights).all()
+    assert (out[0, :, 1] == 0).all() and (weights[0, :, 1] == 0).all()
+    assert (out[1] == 0).all() and (weights[1] == 0).all()
+    ok_rows = weights[0, :, [0, 2, 3, 4]].float().sum(-1)
+    assert_close(ok_rows, torch.ones_like(ok_rows), rtol=0, atol=1e-2)
+    (out.float().square().sum() + weights.float().sum()).backward()
+    for t in (q, k, v):
+        assert t.grad is not None and torch.isfinite(t.grad).all()
+    assert (q.grad[0, :, 1] == 0).all() and (q.grad[1] == 0).all()
+    assert (k.grad[1] == 0).all() and (v.grad[1] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_low_precision_causal_matches_float32(dtype):
+    # Round the inputs to `dtype` once; the float32 run on those same inputs isolates the arithmetic error.
+    q, k, v = (t.to(dtype) for t in _qkv(torch.float32, L=S))
+    mask = causal_mask(S)
+    out32, w32 = scaled_dot_product_attention(q.float(), k.float(), v.float(), mask)
+    out, w = scaled_dot_product_attention(q, k, v, mask)
+    assert out.dtype == dtype and w.dtype == dtype
+    assert torch.isfinite(out).all()
+    assert_close(out.float(), out32, rtol=0, atol=1e-2)
+    assert_close(w.float(), w32, rtol=0, atol=1e-2)
+
+
+def test_causal_with_cached_single_query_sees_all_keys():
+    q, k, v = _qkv(L=1)
+    out, weights = scaled_dot_product_attention(q, k, v, causal_mask(1, S))
+    ref, _ = scaled_dot_product_attention(q, k, v)
+    assert_close(out, ref, rtol=1e-12, atol=1e-12)
+    assert (weights > 0).all()
+
+
+def test_dropout_train_changes_weights_and_keeps_output_consistent():
+    q, k, v = _qkv()
+    torch.manual_seed(0)
+    out, weights = scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+    zeros = (weights == 0).double().mean().item()
+    assert 0.3 < zeros < 0.7
+    assert_close(out, weights @ v, rtol=1e-10, atol=1e-10)
+    out0, _ = scaled_dot_product_attention(q, k, v, dropout_p=0.0)
+    out0b, _ = scaled_dot_product_attention(q, k, v)
+    assert_close(out0, out0b, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"query": torch.ones(2, 3, dtype=torch.long)}, TypeError, "query: expected a floating-point"),
+        ({"key": torch.ones(2, 4, dtype=torch.int32)}, TypeError, "key: expected a floating-point"),
+        ({"value": torch.ones(4, 6, dtype=torch.float32)}, TypeError, "query, key, value: expected one dtype"),
+        ({"key": torch.ones(4, 5, dtype=torch.float64)}, ValueError, r"query and key: last dimension Dh"),
+        ({"value": torch.ones(3, 6, dtype=torch.float64)}, ValueError, r"key and value: length S"),
+        ({"query": torch.ones(3, dtype=torch.float64)}, ValueError, "query: expected at least 2 dimensions"),
+        ({"mask": torch.ones(2, 4)}, TypeError, r"mask: expected dtype torch.bool \(True = may attend\)"),
+        ({"mask": torch.ones(3, 4, dtype=torch.bool)}, ValueError, r"mask: .*\(\.\.\., L, S\)=\(2, 4\).*got \(3, 4\)"),
+        ({"mask": torch.ones(5, 2, 4, dtype=torch.bool)}, ValueError, r"mask: expected a shape broadcastable"),
+        ({"dropout_p": 1.0}, ValueError, r"dropout_p: expected 0 <= dropout_p < 1, got 1.0"),
+        ({"dropout_p": -0.1}, ValueError, "dropout_p"),
+        ({"dropout_p": "0.1"}, TypeError, "dropout_p: expected a float"),
+        ({"query": [[1.0, 2.0, 3.0]]}, TypeError, "query: expected a torch.Tensor"),
+    ],
+)
+def test_bad_inputs_raise_named_errors(kwargs, error, match):
+    args = {
+        "query": torch.ones(2, 3, dtype=torch.float64),
+        "key": torch.ones(4, 3, dtype=torch.float64),
+        "value": torch.ones(4, 6, dtype=torch.float64),
+    }
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        scaled_dot_product_attention(**args)

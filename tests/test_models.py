@@ -1,0 +1,212 @@
+"""Transformer, DecoderOnlyTransformer, EncoderOnlyTransformer: shapes, invariants, KV cache, errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from tformer.models import (
+    DecoderOnlyTransformer,
+    EncoderOnlyTransformer,
+    Transformer,
+    TransformerOutput,
+    init_weights,
+)
+
+B, S, L, D, H, FF, V_SRC, V_TGT, PAD = 3, 7, 5, 32, 4, 64, 23, 19, 0
+TOL = {"atol": 1e-10, "rtol": 1e-10}
+
+
+def _model(norm_first: bool = False, dropout: float = 0.0, **kwargs) -> Transformer:
+    torch.manual_seed(0)
+    return Transformer(V_SRC, V_TGT, D, H, 2, 2, FF, dropout=dropout, max_len=16, pad_id=PAD,
+                       norm_first=norm_first, **kwargs).double().eval()
+
+
+def _tokens(vocab: int, *shape: int, seed: int) -> torch.Tensor:
+    return torch.randint(1, vocab, shape, generator=torch.Generator().manual_seed(seed))
+
+
+def test_forward_shapes_and_attention_maps() -> None:
+    model = _model()
+    src, tgt_in = _tokens(V_SRC, B, S, seed=1), _tokens(V_TGT, B, L, seed=2)
+    src[1, 4:] = PAD
+    assert model(src, tgt_in).shape == (B, L, V_TGT)
+    out = model(src, tgt_in, return_attention=True)
+    assert isinstance(out, TransformerOutput)
+    assert_close(out.logits, model(src, tgt_in), **TOL)
+    assert [w.shape for w in out.encoder_attention] == [(B, H, S, S)] * 2
+    assert [w.shape for w in out.decoder_self_attention] == [(B, H, L, L)] * 2
+    assert [w.shape for w in out.cross_attention] == [(B, H, L, S)] * 2
+    assert_close(out.cross_attention[0].sum(-1), torch.ones(B, H, L, dtype=torch.float64), **TOL)
+    assert bool((out.cross_attention[1][1, :, :, 4:] == 0).all())  # padded source is never read
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_future_target_tokens_do_not_change_earlier_logits(norm_first: bool) -> None:
+    model = _model(norm_first)
+    src, tgt_in = _tokens(V_SRC, B, S, seed=1), _tokens(V_TGT, B, L, seed=2)
+    changed = tgt_in.clone()
+    changed[:, 3:] = _tokens(V_TGT, B, L - 3, seed=3)
+    before, after = model(src, tgt_in), model(src, changed)
+    assert_close(after[:, :3], before[:, :3], **TOL)
+    assert not torch.allclose(after[:, 3:], before[:, 3:])
+
+
+def test_padding_the_source_leaves_logits_unchanged() -> None:
+    model = _model()
+    src, tgt_in = _tokens(V_SRC, B, S, seed=1), _tokens(V_TGT, B, L, seed=2)
+    src[0, 5:] = PAD
+    padded = torch.cat([src, torch.full((B, 4), PAD)], dim=1)  # four more padding columns
+    assert_close(model(padded, tgt_in), model(src, tgt_in), **TOL)
+    # whatever the encoder left at padded positions is never read by the decoder
+    memory = model.encode(src)
+    noisy = memory.clone()
+    noisy[0, 5:] = 1e3
+    keep = src != PAD
+    assert_close(model.decode(tgt_in, noisy, keep), model.decode(tgt_in, memory, keep), **TOL)
+
+
+def test_eval_is_deterministic_with_dropout() -> None:
+    model = _model(dropout=0.3)
+    src, tgt_in = _tokens(V_SRC, B, S, seed=1), _tokens(V_TGT, B, L, seed=2)
+    assert torch.equal(model(src, tgt_in), model(src, tgt_in))
+    model.train()
+    assert not torch.equal(model(src, tgt_in), model(src, tgt_in))
+
+
+def test_cached_decoder_steps_equal_the_full_forward() -> None:
+    model = _model(norm_first=True)
+    src, tgt_in = _tokens(V_SRC, B, S, seed=1), _tokens(V_TGT, B, L, seed=2)
+    src[2, 3:] = PAD
+    full = model(src, tgt_in)
+    memory, keep, cache = model.encode(src), src != PAD, model.new_cache()
+    chunks = [model.decode(tgt_in[:, :2], memory, keep, cache=cache)]  # a 2-token prefix, then one at a time
+    chunks += [model.decode(tgt_in[:, t : t + 1], memory, keep, cache=cache) for t in range(2, L)]
+    assert_close(torch.cat(chunks, dim=1), full, **TOL)
+
+
+def test_parameter_count_closed_form_and_tied_embeddings() -> None:
+    model = _model()
+    attn = 4 * D * D + 4 * D
+    ffn = 2 * D * FF + FF + D
+    norm = 2 * D
+    expected = (V_SRC + V_TGT) * D + 2 * (attn + ffn + 2 * norm) + 2 * (2 * attn + ffn + 3 * norm)
+    expected += D * V_TGT + V_TGT  # output projection
+    assert sum(p.numel() for p in model.parameters()) == expected
+    tied = _model(tie_embeddings=True)
+    assert tied.output.weight is tied.tgt_embed.weight
+    assert sum(p.numel() for p in tied.parameters()) == expected - D * V_TGT
+
+
+def test_xavier_initialisation_scale() -> None:
+    model = _model()
+    bound = (6 / (V_TGT + D)) ** 0.5  # Glorot & Bengio 2010: U(-b, b), b = √(6 / (fan_in + fan_out))
+    w = model.tgt_embed.weight.detach()
+    assert float(w.abs().max()) <= bound and float(w.abs().max()) > 0.8 * bound
+    assert_close(w.std().item(), bound / 3**0.5, atol=0.1 * bound, rtol=0.0)
+    torch.manual_seed(0)
+    default = Transformer(V_SRC, V_TGT, D, H, 1, 1, FF, init="torch")
+    assert float(default.tgt_embed.weight.detach().std()) > 0.9  # PyTorch's N(0, 1) default for embeddings
+    with pytest.raises(ValueError, match="scheme"):
+        init_weights(model, "kaiming")  # type: ignore[arg-type]
+
+
+def test_bad_inputs_raise_naming_the_argument() -> None:
+    model = _model()
+    src, tgt_in = _tokens(V_SRC, B, S, seed=1), _tokens(V_TGT, B, L, seed=2)
+    with pytest.raises(ValueError, match=r"d_model \(30\).*num_heads \(4\)"):
+        Transformer(V_SRC, V_TGT, 30, 4)
+    with pytest.raises(ValueError, match=r"src.*max_len=16"):
+        model(_tokens(V_SRC, B, 17, seed=3), tgt_in)
+    with pytest.raises(ValueError, match=r"tgt_in.*max_len=16"):
+        model(src, _tokens(V_TGT, B, 17, seed=3))
+    with pytest.raises(ValueError, match=r"src: token ids must lie in \[0, 23\)"):
+        model(src + V_SRC, tgt_in)
+    with pytest.raises(ValueError, match="tgt_in"):
+        model(src, tgt_in - 10)
+    with pytest.raises(TypeError, match="src"):
+        model(src.double(), tgt_in)
+    with pytest.raises(ValueError, match="src"):
+        model(src[0], tgt_in)
+
+
+# ---------------------------------------------------------------- decoder-only
+
+
+def _lm(positional: str, **kwargs) -> DecoderOnlyTransformer:
+    torch.manual_seed(0)
+    return DecoderOnlyTransformer(V_TGT, D, H, 2, FF, max_len=24, positional=positional, **kwargs).double().eval()
+
+
+@pytest.mark.parametrize("positional", ["learned", "sinusoidal", "rope"])
+def test_generate_with_and_without_cache_is_identical(positional: str) -> None:
+    model = _lm(positional)
+    prompt = _tokens(V_TGT, 2, 5, seed=1)
+    cached = model.generate(prompt, 15)
+    assert cached.shape == (2, 20) and torch.equal(cached[:, :5], prompt)
+    assert torch.equal(cached, model.generate(prompt, 15, use_cache=False))
+    # the cached forward, one token at a time, gives the full forward's logits
+    full = model(cached)
+    cache = model.new_cache()
+    steps = [model(cached[:, :5], cache=cache)] + [model(cached[:, t : t + 1], cache=cache) for t in range(5, 20)]
+    assert_close(torch.cat(steps, dim=1), full, **TOL)
+
+
+@pytest.mark.parametrize("positional", ["learned", "rope"])
+def test_decoder_only_is_causal(positional: str) -> None:
+    model = _lm(positional)
+    tokens = _tokens(V_TGT, B, 9, seed=1)
+    changed = tokens.clone()
+    changed[:, 6] = (changed[:, 6] + 1) % V_TGT
+    assert_close(model(changed)[:, :6], model(tokens)[:, :6], **TOL)
+
+
+def test_sampling_is_reproducible_and_top_k_one_is_greedy() -> None:
+    model = _lm("learned")
+    prompt = _tokens(V_TGT, 2, 3, seed=1)
+    sample = lambda seed, **kw: model.generate(prompt, 8, temperature=1.0,  # noqa: E731
+                                               generator=torch.Generator().manual_seed(seed), **kw)
+    assert torch.equal(sample(5), sample(5))
+    assert torch.equal(sample(5, top_k=1), model.generate(prompt, 8))
+
+
+def test_generate_and_forward_errors() -> None:
+    model = _lm("learned")
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        model.generate(_tokens(V_TGT, 1, 20, seed=1), 5)
+    with pytest.raises(ValueError, match=r"tokens.*max_len=24"):
+        model(_tokens(V_TGT, 1, 25, seed=1))
+    with pytest.raises(ValueError, match="tokens: token ids"):
+        model(torch.full((1, 3), V_TGT))
+    with pytest.raises(ValueError, match="positional"):
+        DecoderOnlyTransformer(V_TGT, D, H, 2, FF, 24, positional="alibi")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- encoder-only
+
+
+def _bert(**kwargs) -> EncoderOnlyTransformer:
+    torch.manual_seed(0)
+    return EncoderOnlyTransformer(V_SRC, D, H, 2, FF, max_len=16, pad_id=PAD, **kwargs).double().eval()
+
+
+def test_encoder_only_is_bidirectional_and_ignores_padding() -> None:
+    model = _bert(num_classes=3)
+    tokens = _tokens(V_SRC, B, S, seed=1)
+    tokens[1, 5:] = PAD
+    logits = model(tokens)
+    assert logits.shape == (B, S, V_SRC) and model.classify(tokens).shape == (B, 3)
+    changed = tokens.clone()
+    changed[:, 4] = (changed[:, 4] % (V_SRC - 1)) + 1  # a later, non-pad token
+    assert not torch.allclose(model(changed)[:, 0], logits[:, 0])  # the first position sees the future
+    padded = torch.cat([tokens, torch.full((B, 3), PAD)], dim=1)
+    assert_close(model(padded)[:, :S], logits, **TOL)
+    hidden, weights = model.encode(tokens, return_attention=True)
+    assert hidden.shape == (B, S, D) and weights[0].shape == (B, H, S, S)
+
+
+def test_encoder_only_without_head_cannot_classify() -> None:
+    with pytest.raises(ValueError, match="num_classes"):
+        _bert().classify(_tokens(V_SRC, B, S, seed=1))

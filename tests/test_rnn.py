@@ -1,0 +1,376 @@
+"""Tests for tformer.rnn (RNN/LSTM/GRU from their equations) and tformer.seq2seq_rnn (encoder-decoders).
+
+References are torch's own modules with the weights copied across, and torch.autograd.functional.jacobian.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from torch.testing import assert_close
+
+from tformer.rnn import GRU, LSTM, RNN, count_parameters, hidden_state_jacobian_norms
+from tformer.seq2seq_rnn import BahdanauAttention, Seq2SeqRNN
+
+TOL = {torch.float64: {"atol": 1e-10, "rtol": 1e-10}, torch.float32: {"atol": 1e-6, "rtol": 1e-6}}
+
+# (our class, torch class, extra kwargs for both)
+CELLS = [
+    pytest.param(RNN, nn.RNN, {"nonlinearity": "tanh"}, id="rnn-tanh"),
+    pytest.param(RNN, nn.RNN, {"nonlinearity": "relu"}, id="rnn-relu"),
+    pytest.param(LSTM, nn.LSTM, {}, id="lstm"),
+    pytest.param(GRU, nn.GRU, {}, id="gru"),
+]
+
+
+def _initial_state(torch_cls: type, num_layers: int, B: int, H: int, dtype: torch.dtype):
+    h0 = torch.randn(num_layers, B, H, dtype=dtype, requires_grad=True)
+    if torch_cls is nn.LSTM:
+        return h0, torch.randn(num_layers, B, H, dtype=dtype, requires_grad=True)
+    return h0
+
+
+def _flat(state) -> list[torch.Tensor]:
+    return list(state) if isinstance(state, tuple) else [state]
+
+
+@pytest.mark.parametrize(("ours_cls", "torch_cls", "kwargs"), CELLS)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("with_state", [False, True])
+@pytest.mark.parametrize("num_layers", [1, 2])
+def test_parity_with_torch(ours_cls, torch_cls, kwargs, dtype, with_state, num_layers):
+    torch.manual_seed(0)
+    B, L, D_in, H = 3, 5, 4, 6
+    ref = torch_cls(D_in, H, num_layers=num_layers, batch_first=True, **kwargs).to(dtype)
+    ours = ours_cls.from_torch(ref)
+    assert isinstance(ours, ours_cls)
+    assert {n: p.dtype for n, p in ours.named_parameters()} == {n: p.dtype for n, p in ref.named_parameters()}
+
+    x = torch.randn(B, L, D_in, dtype=dtype, requires_grad=True)
+    state = _initial_state(torch_cls, num_layers, B, H, dtype) if with_state else None
+    out_ref, final_ref = ref(x, state)
+    out, final = ours(x, state)
+    tol = TOL[dtype]
+    assert out.shape == (B, L, H)
+    assert_close(out, out_ref, **tol)
+    for ours_s, ref_s in zip(_flat(final), _flat(final_ref), strict=True):
+        assert ours_s.shape == (num_layers, B, H)
+        assert_close(ours_s, ref_s, **tol)
+
+    # Gradients w.r.t. the input, the initial state and every parameter agree too.
+    weights = torch.randn_like(out)
+    loss_terms = [(out * weights).sum()] + [s.sin().sum() for s in _flat(final)]
+    wrt_ref = [x, *(_flat(state) if with_state else []), *ref.parameters()]
+    wrt_ours = [x, *(_flat(state) if with_state else []), *ours.parameters()]
+    loss_ref = (out_ref * weights).sum() + sum(s.sin().sum() for s in _flat(final_ref))
+    grads_ref = torch.autograd.grad(loss_ref, wrt_ref)
+    grads = torch.autograd.grad(sum(loss_terms), wrt_ours)
+    assert len(grads) == len(grads_ref)
+    for g, g_ref in zip(grads, grads_ref, strict=True):
+        assert_close(g, g_ref, **tol)
+
+
+def test_from_torch_copies_rather_than_shares_weights():
+    ref = nn.GRU(3, 4, batch_first=True)
+    ours = GRU.from_torch(ref)
+    with torch.no_grad():
+        ours.weight_hh_l0.add_(1.0)
+    assert not torch.equal(ours.weight_hh_l0, ref.weight_hh_l0)
+
+
+def test_parameter_counts_are_4x_and_3x_a_plain_rnn():
+    D_in, H = 7, 5
+    rnn, lstm, gru = RNN(D_in, H), LSTM(D_in, H), GRU(D_in, H)
+    expected_rnn = H * (D_in + H + 2)  # W_ih, W_hh, two biases
+    assert count_parameters(rnn) == expected_rnn
+    assert count_parameters(lstm) == 4 * expected_rnn
+    assert count_parameters(gru) == 3 * expected_rnn
+    for ours, ref in ((rnn, nn.RNN(D_in, H)), (lstm, nn.LSTM(D_in, H)), (gru, nn.GRU(D_in, H))):
+        assert count_parameters(ours) == count_parameters(ref)
+
+
+@pytest.mark.parametrize("cls", [RNN, LSTM, GRU])
+def test_bad_inputs_raise_named_errors(cls):
+    cell = cls(4, 3)
+    with pytest.raises(TypeError, match="input: expected a floating-point"):
+        cell(torch.ones(2, 5, 4, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"input: expected \(B, L, D_in\).*D_in=4.*\(2, 5, 7\)"):
+        cell(torch.ones(2, 5, 7))
+    with pytest.raises(ValueError, match=r"input: expected \(B, L, D_in\).*\(5, 4\)"):
+        cell(torch.ones(5, 4))
+    with pytest.raises(TypeError, match=r"input: dtype torch\.float64"):
+        cell(torch.ones(2, 5, 4, dtype=torch.float64))
+    bad_h = torch.zeros(1, 3, 3)  # batch 3, input batch 2
+    state = (bad_h, bad_h) if cls is LSTM else bad_h
+    with pytest.raises(ValueError, match=r"state.*expected \(num_layers, B, H_hid\) = \(1, 2, 3\).*\(1, 3, 3\)"):
+        cell(torch.ones(2, 5, 4), state)
+    with pytest.raises(ValueError, match="hidden_size: expected a positive int"):
+        cls(4, 0)
+
+
+def test_from_torch_rejects_mismatched_modules():
+    with pytest.raises(TypeError, match=r"module: expected torch.nn.LSTM, got GRU"):
+        LSTM.from_torch(nn.GRU(3, 4))
+    with pytest.raises(ValueError, match="bidirectional"):
+        GRU.from_torch(nn.GRU(3, 4, bidirectional=True))
+    with pytest.raises(ValueError, match="proj_size"):
+        LSTM.from_torch(nn.LSTM(3, 4, proj_size=2))
+
+
+# --- Jacobian norms ------------------------------------------------------------------------------------------
+
+
+def _h_T_from_state(cell, x: torch.Tensor, t: int, v: torch.Tensor) -> torch.Tensor:
+    """h_T as a function of the flattened state s_t (t = 1..T), by running steps t+1..T of the full forward."""
+    H = cell.hidden_size
+    rest = x[:, t:]  # x_{t+1} … x_T
+    if isinstance(cell, LSTM):
+        state = (v[:H].view(1, 1, H), v[H:].view(1, 1, H))
+    else:
+        state = v.view(1, 1, H)
+    if rest.shape[1] == 0:
+        return v[:H]
+    _, final = cell(rest, state)
+    h = final[0] if isinstance(final, tuple) else final
+    return h.reshape(H)
+
+
+@pytest.mark.parametrize("cls", [RNN, LSTM, GRU])
+@pytest.mark.parametrize("norm", ["spectral", "fro"])
+def test_jacobian_norms_match_autograd(cls, norm):
+    torch.manual_seed(1)
+    T, D_in, H = 6, 3, 4
+    cell = cls(D_in, H).double()
+    x = torch.randn(1, T, D_in, dtype=torch.float64)
+    h0 = torch.randn(1, 1, H, dtype=torch.float64)
+    state = (h0, torch.randn(1, 1, H, dtype=torch.float64)) if cls is LSTM else h0
+    got = hidden_state_jacobian_norms(cell, x[0], state, norm=norm)
+    assert got.shape == (T,)
+
+    # Reference: collect s_1..s_T by running prefixes, then differentiate the rest of the run end to end.
+    expected = []
+    for t in range(1, T + 1):
+        _, s_t = cell(x[:, :t], state)
+        v = torch.cat([s.reshape(H) for s in _flat(s_t)])
+        jac = torch.autograd.functional.jacobian(lambda v, t=t: _h_T_from_state(cell, x, t, v), v)
+        n = 2 * H if cls is LSTM else H
+        assert jac.shape == (H, n)
+        expected.append(torch.linalg.matrix_norm(jac, ord=2 if norm == "spectral" else "fro"))
+    assert_close(got, torch.stack(expected), atol=1e-10, rtol=1e-10)
+    assert all(p.grad is None for p in cell.parameters())
+
+
+def test_jacobian_norms_vanish_for_small_weights_and_closed_form_for_linear_rnn():
+    # A ReLU RNN with W_hh = a·I, zero biases and positive pre-activations is linear: ∂h_T/∂h_t = a^(T−t) I.
+    T, H, a = 8, 3, 0.5
+    cell = RNN(1, H, nonlinearity="relu").double()
+    with torch.no_grad():
+        cell.weight_ih_l0.fill_(1.0)
+        cell.weight_hh_l0.copy_(a * torch.eye(H, dtype=torch.float64))
+        cell.bias_ih_l0.zero_()
+        cell.bias_hh_l0.zero_()
+    x = torch.ones(T, 1, dtype=torch.float64)
+    distances = torch.arange(T - 1, -1, -1, dtype=torch.float64)
+    assert_close(hidden_state_jacobian_norms(cell, x), a**distances, atol=1e-12, rtol=1e-12)
+    fro = hidden_state_jacobian_norms(cell, x, norm="fro")
+    assert_close(fro, a**distances * H**0.5, atol=1e-12, rtol=1e-12)
+
+
+def test_jacobian_norms_bad_arguments():
+    with pytest.raises(ValueError, match="num_layers=1"):
+        hidden_state_jacobian_norms(GRU(2, 3, num_layers=2), torch.randn(4, 2))
+    with pytest.raises(ValueError, match="norm"):
+        hidden_state_jacobian_norms(GRU(2, 3), torch.randn(4, 2), norm="nuclear")
+    with pytest.raises(ValueError, match=r"inputs: expected \(L, D_in\) or \(1, L, D_in\)"):
+        hidden_state_jacobian_norms(GRU(2, 3), torch.randn(2, 4, 2))
+    with pytest.raises(TypeError, match="cell"):
+        hidden_state_jacobian_norms(nn.GRU(2, 3), torch.randn(4, 2))
+
+
+# --- Bahdanau attention --------------------------------------------------------------------------------------
+
+
+def test_bahdanau_attention_matches_its_formula_and_masks():
+    torch.manual_seed(2)
+    B, L, S, Dq, Dk, A = 2, 3, 5, 4, 6, 7
+    attn = BahdanauAttention(Dq, Dk, A).double()
+    q = torch.randn(B, L, Dq, dtype=torch.float64)
+    k = torch.randn(B, S, Dk, dtype=torch.float64)
+    mask = torch.tensor([[True] * 5, [True, True, True, False, False]])
+    context, weights = attn(q, k, mask)
+    # Reference: the paper's formula, one (query, key) pair at a time.
+    W_s, W_h, v = attn.w_query.weight, attn.w_key.weight, attn.v.weight[0]
+    for b in range(B):
+        n = int(mask[b].sum())
+        for i in range(L):
+            scores = torch.stack([v @ torch.tanh(W_s @ q[b, i] + W_h @ k[b, j]) for j in range(n)])
+            alpha = torch.softmax(scores, 0)
+            assert_close(weights[b, i, :n], alpha, atol=1e-12, rtol=1e-12)
+            assert_close(context[b, i], alpha @ k[b, :n], atol=1e-12, rtol=1e-12)
+    assert torch.all(weights[1, :, 3:] == 0)
+    # Single-query form agrees with the sequence form.
+    c1, w1 = attn(q[:, 0], k, mask)
+    assert_close(c1, context[:, 0], atol=1e-12, rtol=1e-12)
+    assert_close(w1, weights[:, 0], atol=1e-12, rtol=1e-12)
+
+
+def test_bahdanau_fully_masked_row_is_zero_and_finite():
+    attn = BahdanauAttention(2, 3, 4)
+    q = torch.randn(1, 2, requires_grad=True)
+    k = torch.randn(1, 4, 3, requires_grad=True)
+    context, weights = attn(q, k, torch.zeros(1, 4, dtype=torch.bool))
+    assert torch.all(weights == 0) and torch.all(context == 0)
+    context.sum().backward()
+    assert torch.isfinite(q.grad).all() and torch.isfinite(k.grad).all()
+    with pytest.raises(TypeError, match="mask: expected a bool"):
+        attn(q, k, torch.ones(1, 4))
+    with pytest.raises(ValueError, match=r"keys: expected \(B, S, Dk\)"):
+        attn(q, torch.randn(1, 4, 5))
+
+
+# --- Seq2SeqRNN ----------------------------------------------------------------------------------------------
+
+V_SRC, V_TGT, PAD, BOS, EOS = 11, 9, 0, 1, 2
+MODELS = [
+    pytest.param("gru", None, id="gru-fixed"),
+    pytest.param("lstm", None, id="lstm-fixed"),
+    pytest.param("gru", "bahdanau", id="gru-bahdanau"),
+    pytest.param("lstm", "bahdanau", id="lstm-bahdanau"),
+]
+
+
+def _model(cell, attention, seed=0):
+    torch.manual_seed(seed)
+    return Seq2SeqRNN(V_SRC, V_TGT, 8, 10, cell=cell, pad_id=PAD, attention=attention).double()
+
+
+def _batch():
+    src = torch.tensor([[5, 6, 7, 8, 3], [4, 9, 3, PAD, PAD], [10, PAD, PAD, PAD, PAD]])  # (3, 5), right-padded
+    tgt_in = torch.tensor([[BOS, 3, 4, 5], [BOS, 6, 7, 8], [BOS, 4, 4, 3]])  # (3, 4)
+    return src, tgt_in
+
+
+@pytest.mark.parametrize(("cell", "attention"), MODELS)
+def test_seq2seq_shapes_and_attention_weights(cell, attention):
+    model = _model(cell, attention)
+    src, tgt_in = _batch()
+    logits = model(src, tgt_in)
+    assert logits.shape == (3, 4, V_TGT)
+    if attention is None:
+        with pytest.raises(ValueError, match="return_attention"):
+            model(src, tgt_in, return_attention=True)
+        return
+    logits2, weights = model(src, tgt_in, return_attention=True)
+    assert_close(logits2, logits, atol=0, rtol=0)
+    assert weights.shape == (3, 4, 5)
+    real = src != PAD
+    assert_close(weights.sum(-1), torch.ones(3, 4, dtype=torch.float64), atol=1e-12, rtol=0)
+    assert torch.all(weights.masked_select(~real[:, None, :].expand_as(weights)) == 0)
+
+
+@pytest.mark.parametrize(("cell", "attention"), MODELS)
+def test_seq2seq_source_padding_does_not_change_logits(cell, attention):
+    model = _model(cell, attention)
+    src, tgt_in = _batch()
+    logits = model(src, tgt_in)
+    # (a) tokens under the mask changed (mask passed explicitly), (b) extra padding columns, (c) row alone.
+    mask = src != PAD
+    scrambled = torch.where(mask, src, torch.randint(3, V_SRC, src.shape))
+    assert not torch.equal(scrambled, src)
+    assert_close(model(scrambled, tgt_in, src_mask=mask), logits, **TOL[torch.float64])
+    longer = torch.cat([src, torch.full((3, 3), PAD)], dim=1)  # (3, 8)
+    assert_close(model(longer, tgt_in), logits, **TOL[torch.float64])
+    for b in range(3):
+        n = int(mask[b].sum())
+        assert_close(model(src[b : b + 1, :n], tgt_in[b : b + 1]), logits[b : b + 1], **TOL[torch.float64])
+
+
+@pytest.mark.parametrize(("cell", "attention"), MODELS)
+def test_seq2seq_is_causal_in_the_target(cell, attention):
+    model = _model(cell, attention)
+    src, tgt_in = _batch()
+    logits = model(src, tgt_in)
+    changed = tgt_in.clone()
+    changed[:, 2] = 7
+    new = model(src, changed)
+    assert_close(new[:, :2], logits[:, :2], atol=0, rtol=0)
+    assert not torch.allclose(new[:, 2:], logits[:, 2:])
+
+
+def _argmax_without_pad(logits: torch.Tensor) -> torch.Tensor:
+    return logits.index_fill(-1, torch.tensor([PAD]), float("-inf")).argmax(-1)
+
+
+@pytest.mark.parametrize(("cell", "attention"), MODELS)
+def test_greedy_decode_matches_teacher_forcing_and_stops_rows_at_eos(cell, attention):
+    # Sharpen the output layer, then raise EOS's bias until some rows stop early and others run to max_len.
+    model = _model(cell, attention, seed=3)
+    src, _ = _batch()
+    max_len = 6
+    with torch.no_grad():
+        model.output.weight.mul_(20)
+    for eos_bias in torch.linspace(0, 4, 17).tolist():
+        with torch.no_grad():
+            model.output.bias[EOS] = eos_bias
+        out = model.greedy_decode(src, max_len, BOS, EOS)
+        stopped = (out == EOS).any(1)
+        if stopped.any() and not stopped.all():
+            break
+    else:
+        pytest.fail("no EOS bias gave a batch where some rows stop early and others do not")
+    assert out.shape == (3, max_len)
+    assert not bool((out == PAD).all(1).any())
+    tgt_in = torch.cat([torch.full((3, 1), BOS), out[:, :-1]], dim=1)
+    pred = _argmax_without_pad(model(src, tgt_in))
+    for b in range(3):
+        if stopped[b]:
+            first = int((out[b] == EOS).nonzero()[0])
+            assert torch.all(out[b, first + 1 :] == PAD)
+            n = first + 1
+        else:
+            assert not bool((out[b] == PAD).any())
+            n = max_len
+        # Each decoded token is the argmax of the teacher-forced logits given the tokens before it.
+        assert torch.equal(pred[b, :n], out[b, :n])
+
+
+def test_greedy_decode_eos_everywhere_and_nowhere():
+    model = _model("gru", "bahdanau")
+    src, _ = _batch()
+    with torch.no_grad():
+        model.output.bias[EOS] = 1e3
+    out, weights = model.greedy_decode(src, 5, BOS, EOS, return_attention=True)
+    assert torch.equal(out, torch.full((3, 1), EOS))
+    assert weights.shape == (3, 1, 5)
+    with torch.no_grad():
+        model.output.bias[EOS] = -1e3
+    out = model.greedy_decode(src, 5, BOS, EOS)
+    assert out.shape == (3, 5) and not bool((out == EOS).any())
+
+
+def test_seq2seq_bad_inputs():
+    model = _model("gru", None)
+    src, tgt_in = _batch()
+    with pytest.raises(TypeError, match=r"src: expected an integer tensor"):
+        model(src.double(), tgt_in)
+    with pytest.raises(ValueError, match=r"src: expected \(B, S\)"):
+        model(src[0], tgt_in)
+    with pytest.raises(ValueError, match=r"tgt_in: expected batch size B=3"):
+        model(src, tgt_in[:2])
+    with pytest.raises(ValueError, match=r"src: ids must lie in \[0, 11\)"):
+        model(src + 20, tgt_in)
+    with pytest.raises(ValueError, match="right padding"):
+        model(src.flip(1), tgt_in)
+    with pytest.raises(ValueError, match="at least one non-padding"):
+        model(torch.zeros(3, 4, dtype=torch.long), tgt_in)
+    with pytest.raises(ValueError, match='cell: expected "gru" or "lstm"'):
+        Seq2SeqRNN(5, 5, 4, 4, cell="rnn")
+    with pytest.raises(ValueError, match="max_len"):
+        model.greedy_decode(src, 0, BOS, EOS)
+
+
+def test_fixed_and_attention_models_differ_only_by_the_attention_module():
+    fixed = Seq2SeqRNN(V_SRC, V_TGT, 8, 10)
+    attn = Seq2SeqRNN(V_SRC, V_TGT, 8, 10, attention="bahdanau")
+    assert count_parameters(attn) - count_parameters(fixed) == count_parameters(attn.attention)

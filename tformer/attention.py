@@ -1,0 +1,233 @@
+"""Multi-head attention as a module, and the key/value cache for incremental decoding.
+
+Introduced in ``06_multi_head_attention`` (the module) and ``10_encoder_decoder`` (the cache). The attention
+maths itself lives in one place, :func:`tformer.functional.scaled_dot_product_attention`; this module only
+projects, splits heads, calls it, merges heads and projects back (Vaswani et al. 2017, §3.2.2):
+
+    MultiHead(Q, K, V) = Concat(head_1, …, head_H) W^O,   head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
+
+The H per-head projections W_i^Q (D × Dh) are stored side by side as one ``Linear(D, D)`` (``w_q``), so every
+head is computed by the same matrix multiply — no Python loop over heads.
+
+Dimension letters: B batch, L query length, S key length, D ``d_model``, H heads, Dh = D / H.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from tformer.functional import scaled_dot_product_attention
+from tformer.masks import attention_mask_for_heads
+from tformer.positional import RotaryEmbedding
+
+__all__ = ["KVCache", "MultiHeadAttention"]
+
+
+class KVCache:
+    """The projected keys and values one attention module has seen so far, for incremental decoding.
+
+    During generation a decoder produces one token at a time. Its self-attention at step t needs the keys and
+    values of every earlier position; those never change, so instead of recomputing them we keep them here and
+    project only the new position. Pass one ``KVCache`` per attention module, via ``MultiHeadAttention(...,
+    cache=...)``; the module appends to it. Two kinds:
+
+    - ``KVCache()`` (growing, for self-attention): each call appends the new keys/values along the S axis.
+    - ``KVCache(static=True)`` (for cross-attention): the first call projects the encoder memory and stores it;
+      later calls reuse it and ignore their ``key``/``value`` arguments, since the memory does not change.
+
+    Shape:
+        ``key``, ``value``: ``(B, H, S, Dh)`` once filled, ``None`` before.
+
+    Source: the standard inference optimisation of autoregressive Transformers (e.g. Pope et al. 2022,
+    "Efficiently Scaling Transformer Inference", §2).
+    """
+
+    def __init__(self, *, static: bool = False) -> None:
+        self.static = static
+        self.key: Tensor | None = None
+        self.value: Tensor | None = None
+
+    def __len__(self) -> int:
+        """Number of cached positions S (0 when empty)."""
+        return 0 if self.key is None else self.key.shape[-2]
+
+    def update(self, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+        """Store new keys/values (appending, or setting once when static) and return everything cached.
+
+        Shape:
+            key, value: ``(B, H, S_new, Dh)``; returns two ``(B, H, S_past + S_new, Dh)`` tensors.
+        """
+        if self.key is None or self.value is None or self.static:
+            self.key, self.value = key, value
+        else:
+            self.key = torch.cat([self.key, key], dim=-2)  # (B, H, S_past + S_new, Dh)
+            self.value = torch.cat([self.value, value], dim=-2)  # (B, H, S_past + S_new, Dh)
+        return self.key, self.value
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep batch rows ``index`` (in that order): beam search uses this to follow surviving beams.
+
+        Shape:
+            index: ``(B_new,)`` integer indices into the current batch.
+        """
+        if self.key is not None and self.value is not None:
+            self.key = self.key.index_select(0, index)  # (B_new, H, S, Dh)
+            self.value = self.value.index_select(0, index)  # (B_new, H, S, Dh)
+
+
+def _check_input(name: str, x: Tensor, d_model: int) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name}: expected a floating-point tensor (B, *, D), got dtype {x.dtype}")
+    if x.dim() != 3 or x.shape[-1] != d_model:
+        raise ValueError(f"{name}: expected shape (B, *, D={d_model}), got {tuple(x.shape)}")
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.2).
+
+    Args:
+        d_model: model width D; must be divisible by ``num_heads``.
+        num_heads: number of heads H; each head has width Dh = D / H.
+        bias: whether the four projections have biases.
+        dropout: dropout probability on the attention weights, applied only in training mode.
+        rope: optional :class:`~tformer.positional.RotaryEmbedding` (built for ``head_dim``) applied to the
+            queries and keys of every head after projection (Su et al. 2021, RoFormer). Only meaningful for
+            self-attention.
+
+    Parameters: ``w_q, w_k, w_v, w_o``, each ``Linear(D, D)``; 4·D² + 4·D numbers with bias, 4·D² without,
+    independent of H.
+
+    Raises:
+        ValueError: if ``d_model`` is not divisible by ``num_heads``, or an argument is not positive.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        *,
+        bias: bool = True,
+        dropout: float = 0.0,
+        rope: RotaryEmbedding | None = None,
+    ) -> None:
+        super().__init__()
+        if d_model <= 0 or num_heads <= 0:
+            raise ValueError(f"d_model ({d_model}) and num_heads ({num_heads}) must be positive")
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout}")
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.head_dim = d_model // num_heads
+        self.dropout = dropout
+        self.rope = rope
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        B, N, _ = x.shape
+        return x.view(B, N, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, N, Dh)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        mask: Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
+        positions: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """Attend from every query position to the keys/values, in H heads at once.
+
+        Args:
+            query: ``(B, L, D)`` floating point.
+            key, value: ``(B, S, D)``; for self-attention pass the same tensor three times.
+            mask: boolean, **True = may attend**, of shape ``(L, S)``, ``(B, L, S)``, ``(B, 1, 1, S)``,
+                ``(B, 1, L, S)`` or ``(B, H, L, S)``, where S counts cached positions too.
+            cache: optional :class:`KVCache`; the new keys/values are stored in it and attention runs over all
+                cached positions (see the class docstring).
+            positions: ``(L,)`` integer positions of the new queries (and keys) for RoPE; default
+                ``len(cache) + arange(L)``. Ignored without ``rope``.
+
+        Returns:
+            ``(output, weights)``: output ``(B, L, D)``, weights ``(B, H, L, S)`` (rows sum to 1, or are all zero
+            where the mask allows no key).
+
+        Raises:
+            TypeError: if an input is not a floating-point tensor.
+            ValueError: on a wrong rank or width, mismatched batch or key/value lengths, a bad mask, or RoPE used
+                with different query and key lengths.
+        """
+        _check_input("query", query, self.d_model)
+        B, L, _ = query.shape
+        q = self._split_heads(self.w_q(query))  # (B, H, L, Dh)
+        if cache is not None and cache.static and cache.key is not None and cache.value is not None:
+            k, v = cache.key, cache.value  # (B, H, S, Dh): cross-attention memory projected on an earlier step
+        else:
+            _check_input("key", key, self.d_model)
+            _check_input("value", value, self.d_model)
+            if key.shape[:2] != value.shape[:2] or key.shape[0] != B:
+                raise ValueError(
+                    f"key/value: expected (B={B}, S, D) each with the same S, "
+                    f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
+                )
+            k = self._split_heads(self.w_k(key))  # (B, H, S_new, Dh)
+            v = self._split_heads(self.w_v(value))  # (B, H, S_new, Dh)
+            if self.rope is not None:
+                if k.shape[-2] != L:
+                    raise ValueError(f"rope: query length L ({L}) must equal key length S ({k.shape[-2]})")
+                if positions is None:
+                    past = 0 if cache is None else len(cache)
+                    positions = torch.arange(past, past + L, device=query.device)  # (L,)
+                q = self.rope(q, positions)  # (B, H, L, Dh)
+                k = self.rope(k, positions)  # (B, H, L, Dh)
+            if cache is not None:
+                k, v = cache.update(k, v)  # (B, H, S, Dh) with S = S_past + S_new
+        S = k.shape[-2]
+        if mask is not None:
+            mask = attention_mask_for_heads(mask, B, self.num_heads, L, S)  # broadcastable to (B, H, L, S)
+        dropout_p = self.dropout if self.training else 0.0
+        context, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
+        context = context.transpose(1, 2).reshape(B, L, self.d_model)  # (B, L, D): heads concatenated
+        return self.w_o(context), weights  # (B, L, D), (B, H, L, S)
+
+    @classmethod
+    def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:
+        """Build an equivalent module from ``torch.nn.MultiheadAttention``'s weights (same dtype and device).
+
+        torch packs W^Q, W^K, W^V into one ``in_proj_weight`` of shape ``(3D, D)``; we split it. Its
+        ``batch_first`` flag changes only its forward's layout, not the weights, so either setting works. Note
+        torch's boolean ``attn_mask``/``key_padding_mask`` use the opposite polarity (True = may *not* attend).
+
+        Raises:
+            TypeError: if ``module`` is not an ``nn.MultiheadAttention``.
+            ValueError: if it uses ``kdim``/``vdim`` different from ``embed_dim``, ``add_bias_kv`` or
+                ``add_zero_attn``, which this module does not implement.
+        """
+        if not isinstance(module, nn.MultiheadAttention):
+            raise TypeError(f"module: expected nn.MultiheadAttention, got {type(module).__name__}")
+        if not module._qkv_same_embed_dim:
+            raise ValueError("module: kdim and vdim must equal embed_dim")
+        if module.bias_k is not None or module.add_zero_attn:
+            raise ValueError("module: add_bias_kv and add_zero_attn are not supported")
+        has_bias = module.in_proj_bias is not None
+        weight = module.in_proj_weight
+        ours = cls(module.embed_dim, module.num_heads, bias=has_bias, dropout=module.dropout)
+        ours = ours.to(device=weight.device, dtype=weight.dtype)
+        with torch.no_grad():
+            for i, linear in enumerate((ours.w_q, ours.w_k, ours.w_v)):
+                rows = slice(i * module.embed_dim, (i + 1) * module.embed_dim)
+                linear.weight.copy_(weight[rows])
+                if has_bias:
+                    linear.bias.copy_(module.in_proj_bias[rows])
+            ours.w_o.weight.copy_(module.out_proj.weight)
+            if has_bias:
+                ours.w_o.bias.copy_(module.out_proj.bias)
+        return ours.train(module.training)

@@ -1,0 +1,195 @@
+"""Turning a trained model into output sequences: greedy search, beam search, sampling, the KV cache.
+
+Introduced in ``10_encoder_decoder`` (greedy, beam, KV cache) and ``11_three_families`` (sampling). The
+encoder-decoder functions work with any model that has ``encode(src) -> memory``,
+``decode(tgt_in, memory, src_padding, cache=...) -> logits``, ``new_cache()`` and ``pad_id``, such as
+:class:`tformer.models.Transformer`. They run under ``torch.no_grad()`` and leave train/eval mode to the
+caller: call ``model.eval()`` first so dropout is off.
+
+Outputs hold the generated tokens only (no BOS): each row is ``y1 … yn EOS`` followed by ``pad_id``; a row that
+reaches ``max_len`` without EOS has no EOS.
+
+Dimension letters: B batch, K beams, S source length, L generated length, V target vocabulary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from tformer.attention import KVCache
+
+__all__ = ["KVCache", "beam_search", "greedy_decode", "reorder_cache", "sample_next_token"]
+
+
+def _check_decode_args(src: Tensor, max_len: int, bos_id: int, eos_id: int) -> None:
+    if not isinstance(src, Tensor) or src.dim() != 2:
+        got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
+        raise ValueError(f"src: expected an integer tensor of shape (B, S), got {got}")
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
+        raise ValueError(f"max_len: expected a positive int, got {max_len!r}")
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+
+
+def reorder_cache(cache: Any, index: Tensor) -> None:
+    """Call :meth:`KVCache.reorder` on every cache in a (possibly nested) list/tuple, e.g. ``model.new_cache()``."""
+    if isinstance(cache, KVCache):
+        cache.reorder(index)
+    else:
+        for item in cache:
+            reorder_cache(item, index)
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Any, src: Tensor, max_len: int, bos_id: int, eos_id: int, *, use_cache: bool = True
+) -> Tensor:
+    """Greedy search: at each step append the most likely next token, until every row has produced EOS.
+
+    The source is encoded once. With ``use_cache`` the decoder is fed only the newest token and reuses its
+    cached keys/values (self-attention grows, the memory's projections are computed once); without, the whole
+    prefix is recomputed at every step. Both give the same tokens.
+
+    Args:
+        model: an encoder-decoder model (see the module docstring).
+        src: ``(B, S)`` source ids, padded with ``model.pad_id``.
+        max_len: the most tokens to generate per row (EOS included).
+        bos_id, eos_id: start and end ids of the target vocabulary.
+        use_cache: reuse keys/values between steps.
+
+    Returns:
+        ``(B, L)`` with ``L ≤ max_len``: each row stops at its own EOS and is padded with ``model.pad_id``;
+        decoding ends as soon as every row is done.
+
+    Raises:
+        ValueError/TypeError: on a malformed ``src``, ``max_len``, ``bos_id`` or ``eos_id``.
+    """
+    _check_decode_args(src, max_len, bos_id, eos_id)
+    memory = model.encode(src)  # (B, S, D)
+    src_padding = src != model.pad_id  # (B, S)
+    B = src.shape[0]
+    ys = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1): [BOS]
+    done = torch.zeros(B, dtype=torch.bool, device=src.device)  # (B,)
+    cache = model.new_cache() if use_cache else None
+    for _ in range(max_len):
+        step_input = ys[:, -1:] if use_cache else ys  # (B, 1) or (B, t)
+        logits = model.decode(step_input, memory, src_padding, cache=cache)[:, -1]  # (B, V)
+        next_token = logits.argmax(dim=-1).masked_fill(done, model.pad_id)  # (B,)
+        ys = torch.cat([ys, next_token[:, None]], dim=1)  # (B, t + 1)
+        done |= next_token == eos_id
+        if bool(done.all()):
+            break
+    return ys[:, 1:]  # drop BOS
+
+
+def _length_penalty(lengths: Tensor, alpha: float) -> Tensor:
+    """GNMT length penalty ((5 + |Y|) / 6)^α (Wu et al. 2016, §7, Eq. 14); α = 0 means no normalisation."""
+    return ((5.0 + lengths) / 6.0) ** alpha
+
+
+@torch.no_grad()
+def beam_search(
+    model: Any,
+    src: Tensor,
+    beam_size: int,
+    max_len: int,
+    bos_id: int,
+    eos_id: int,
+    *,
+    length_penalty: float = 0.6,
+) -> Tensor:
+    """Beam search: keep the ``beam_size`` most probable prefixes per source, return the best finished one.
+
+    At every step each alive beam is extended by every token; the K best of the K·V candidates (by summed log
+    probability) survive. A beam that emits EOS is frozen: it keeps its score and is extended only by padding.
+    The search stops when all K beams of every row are finished, or after ``max_len`` tokens. The winner is
+    chosen by score / ((5 + length) / 6)^length_penalty (Wu et al. 2016), which offsets the bias toward short
+    outputs; ``length_penalty=0`` ranks by raw log probability. ``beam_size=1`` is exactly greedy search.
+
+    Args:
+        model, src, max_len, bos_id, eos_id: as :func:`greedy_decode`.
+        beam_size: K ≥ 1. Beams without a finite-score candidate (K larger than the live candidates) keep
+            score -inf and are never returned.
+        length_penalty: α ≥ 0 above.
+
+    Returns:
+        ``(B, L)`` with ``L ≤ max_len``: the best hypothesis per row, EOS then ``model.pad_id`` padding.
+
+    Raises:
+        ValueError: if ``beam_size`` is not a positive int, or as :func:`greedy_decode`.
+    """
+    _check_decode_args(src, max_len, bos_id, eos_id)
+    if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
+        raise ValueError(f"beam_size: expected a positive int, got {beam_size!r}")
+    B, K, device, pad_id = src.shape[0], beam_size, src.device, model.pad_id
+    memory = model.encode(src).repeat_interleave(K, dim=0)  # (B·K, S, D): beam k of row b at b·K + k
+    src_padding = (src != pad_id).repeat_interleave(K, dim=0)  # (B·K, S)
+    cache = model.new_cache()
+    ys = torch.full((B * K, 1), bos_id, dtype=torch.long, device=device)  # (B·K, 1)
+    dtype = torch.promote_types(memory.dtype, torch.float32)  # score in at least float32
+    scores = torch.zeros(B, K, dtype=dtype, device=device)  # (B, K); all but one beam start at -inf
+    scores[:, 1:] = float("-inf")
+    scores = scores.view(-1)  # (B·K,)
+    finished = torch.zeros(B * K, dtype=torch.bool, device=device)  # (B·K,)
+    for _ in range(max_len):
+        logits = model.decode(ys[:, -1:], memory, src_padding, cache=cache)[:, -1]  # (B·K, V)
+        log_probs = torch.log_softmax(logits.to(dtype), dim=-1)  # (B·K, V)
+        V = log_probs.shape[-1]
+        # a finished beam has exactly one continuation, PAD, at no cost
+        frozen = torch.full_like(log_probs, float("-inf"))
+        frozen[:, pad_id] = 0.0
+        log_probs = torch.where(finished[:, None], frozen, log_probs)
+        candidates = (scores[:, None] + log_probs).view(B, K * V)  # (B, K·V)
+        top_scores, top_index = candidates.topk(K, dim=-1)  # (B, K) each
+        beam = top_index // V  # (B, K): which beam each survivor extends
+        token = top_index % V  # (B, K): with which token
+        rows = (torch.arange(B, device=device)[:, None] * K + beam).view(-1)  # (B·K,) flat beam indices
+        ys = torch.cat([ys[rows], token.view(-1, 1)], dim=1)  # (B·K, t + 1)
+        finished = finished[rows] | (token.view(-1) == eos_id)  # (B·K,)
+        scores = top_scores.view(-1)  # (B·K,)
+        reorder_cache(cache, rows)
+        if bool(finished.all()):
+            break
+    out = ys[:, 1:]  # (B·K, L) drop BOS
+    lengths = (out != pad_id).sum(dim=1).to(scores.dtype)  # (B·K,) tokens incl. EOS
+    normalised = (scores / _length_penalty(lengths, length_penalty)).view(B, K)  # (B, K)
+    best = torch.arange(B, device=device) * K + normalised.argmax(dim=1)  # (B,)
+    out = out[best]  # (B, L)
+    keep = int((out != pad_id).any(dim=0).nonzero().max()) + 1 if bool((out != pad_id).any()) else 1
+    return out[:, :keep]
+
+
+def sample_next_token(
+    logits: Tensor,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """Choose one token per row from next-token logits.
+
+    ``temperature == 0``: argmax (greedy). Otherwise sample from softmax(logits / temperature): below 1 sharpens,
+    above 1 flattens the distribution. ``top_k`` keeps only the k largest logits before sampling (Fan et al.
+    2018). ``generator`` makes sampling reproducible.
+
+    Shape:
+        ``logits (B, V) -> (B,)`` int64.
+
+    Raises:
+        ValueError: if ``temperature < 0`` or ``top_k`` is not a positive int.
+    """
+    if temperature < 0:
+        raise ValueError(f"temperature: expected >= 0, got {temperature}")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"top_k: expected None or a positive int, got {top_k!r}")
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    logits = logits.float() / temperature  # (B, V)
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)  # (B, V)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # (B,)

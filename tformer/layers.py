@@ -1,0 +1,381 @@
+"""The Transformer's building blocks: feed-forward network, encoder and decoder layers, and their stacks.
+
+Introduced in ``09_transformer_block``. Each sublayer (attention or FFN) is wrapped in a residual connection and
+layer normalisation, in one of two placements:
+
+- post-norm (``norm_first=False``, the 2017 paper, §3.1): ``x = LayerNorm(x + Dropout(Sublayer(x)))``;
+- pre-norm (``norm_first=True``, Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture"):
+  ``x = x + Dropout(Sublayer(LayerNorm(x)))``. The residual stream is then never normalised inside the stack, so
+  pre-norm *stacks* end with one extra LayerNorm; post-norm stacks do not (their last layer already ends in one).
+
+Both match ``torch.nn.TransformerEncoderLayer`` / ``TransformerDecoderLayer`` (``batch_first=True``) exactly;
+``from_torch`` copies their weights. Layers return the attention weights they computed (never stored on
+``self``) so chapters can draw heatmaps.
+
+Dimension letters: B batch, L target length, S source length, D ``d_model``, H heads, F ``d_ff``.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from tformer.attention import KVCache, MultiHeadAttention
+from tformer.positional import RotaryEmbedding
+
+__all__ = ["Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "FeedForward"]
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class FeedForward(nn.Module):
+    """Position-wise feed-forward network FFN(x) = act(x W_1 + b_1) W_2 + b_2 (Vaswani et al. 2017, §3.3).
+
+    Args:
+        d_model: input and output width D.
+        d_ff: hidden width F (the paper uses F = 4·D = 2048).
+        dropout: dropout on the hidden activations (as torch's layers do), training mode only.
+        activation: ``"relu"`` (the paper) or ``"gelu"``.
+        bias: whether the two linear maps have biases.
+
+    Shape:
+        ``(B, L, D) -> (B, L, D)``; every position is transformed independently by the same weights.
+
+    Raises:
+        ValueError: on an unknown ``activation`` or a non-positive width.
+    """
+
+    def __init__(
+        self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", *, bias: bool = True
+    ) -> None:
+        super().__init__()
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"activation: expected one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+        if d_model <= 0 or d_ff <= 0:
+            raise ValueError(f"d_model ({d_model}) and d_ff ({d_ff}) must be positive")
+        self.activation = activation
+        self.w_1 = nn.Linear(d_model, d_ff, bias=bias)
+        self.w_2 = nn.Linear(d_ff, d_model, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        hidden = _ACTIVATIONS[self.activation](self.w_1(x))  # (B, L, F)
+        return self.w_2(self.dropout(hidden))  # (B, L, D)
+
+
+def _activation_name(layer: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer) -> str:
+    act = layer.activation
+    if act is F.relu or isinstance(act, nn.ReLU):
+        return "relu"
+    if act is F.gelu or isinstance(act, nn.GELU):
+        return "gelu"
+    raise ValueError(f"layer: activation must be relu or gelu, got {act}")
+
+
+def _copy_linear(dst: nn.Linear, src: nn.Linear) -> None:
+    dst.weight.copy_(src.weight)
+    if dst.bias is not None:
+        dst.bias.copy_(src.bias)
+
+
+def _copy_norm(dst: nn.LayerNorm, src: nn.LayerNorm) -> None:
+    dst.weight.copy_(src.weight)
+    if dst.bias is not None:
+        dst.bias.copy_(src.bias)
+
+
+class EncoderLayer(nn.Module):
+    """One encoder layer: self-attention then FFN, each with residual + LayerNorm (Vaswani et al. 2017, §3.1).
+
+    With a causal mask (and, optionally, ``rope``) the same layer is a decoder-only (GPT-style) block.
+
+    Args:
+        d_model, num_heads, d_ff: widths D, H, F.
+        dropout: one rate for attention weights, FFN hidden units and both residual branches (as torch).
+        norm_first: ``False`` for the paper's post-norm, ``True`` for pre-norm (see module docstring).
+        activation: FFN activation, ``"relu"`` or ``"gelu"``.
+        layer_norm_eps: LayerNorm epsilon (torch's default 1e-5).
+        bias: biases in the linear maps and LayerNorms.
+        rope: optional rotary embedding for the self-attention.
+
+    Raises:
+        ValueError: if ``d_model`` is not divisible by ``num_heads``, or another argument is invalid.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        *,
+        activation: str = "relu",
+        layer_norm_eps: float = 1e-5,
+        bias: bool = True,
+        rope: RotaryEmbedding | None = None,
+    ) -> None:
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope)
+        self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
+        positions: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """Apply the layer.
+
+        Args:
+            x: ``(B, L, D)``.
+            mask: boolean self-attention mask, True = may attend (any shape ``MultiHeadAttention`` accepts).
+            cache, positions: passed to the self-attention (incremental decoding, RoPE).
+
+        Returns:
+            ``(output (B, L, D), self-attention weights (B, H, L, S))``.
+        """
+        if self.norm_first:
+            h = self.norm1(x)
+            attn, weights = self.self_attn(h, h, h, mask, cache=cache, positions=positions)
+            x = x + self.dropout1(attn)  # (B, L, D)
+            x = x + self.dropout2(self.ffn(self.norm2(x)))  # (B, L, D)
+        else:
+            attn, weights = self.self_attn(x, x, x, mask, cache=cache, positions=positions)
+            x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
+            x = self.norm2(x + self.dropout2(self.ffn(x)))  # (B, L, D)
+        return x, weights
+
+    @classmethod
+    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderLayer:
+        """Build an equivalent layer from ``torch.nn.TransformerEncoderLayer`` (relu/gelu, either norm_first).
+
+        Raises:
+            TypeError: if ``layer`` is not an ``nn.TransformerEncoderLayer``.
+            ValueError: if its activation is neither relu nor gelu.
+        """
+        if not isinstance(layer, nn.TransformerEncoderLayer):
+            raise TypeError(f"layer: expected nn.TransformerEncoderLayer, got {type(layer).__name__}")
+        attn = MultiHeadAttention.from_torch(layer.self_attn)
+        ours = cls(
+            attn.d_model, attn.num_heads, layer.linear1.out_features, layer.dropout.p, layer.norm_first,
+            activation=_activation_name(layer), layer_norm_eps=layer.norm1.eps,
+            bias=layer.linear1.bias is not None,
+        ).to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
+        ours.self_attn = attn
+        with torch.no_grad():
+            _copy_linear(ours.ffn.w_1, layer.linear1)
+            _copy_linear(ours.ffn.w_2, layer.linear2)
+            _copy_norm(ours.norm1, layer.norm1)
+            _copy_norm(ours.norm2, layer.norm2)
+        return ours.train(layer.training)
+
+
+class DecoderLayer(nn.Module):
+    """One decoder layer: masked self-attention, cross-attention to the encoder memory, FFN (§3.1).
+
+    Each of the three sublayers has residual + LayerNorm, placed as in :class:`EncoderLayer`. Same arguments as
+    :class:`EncoderLayer` (without ``rope``).
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        *,
+        activation: str = "relu",
+        layer_norm_eps: float = 1e-5,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.dropout1 = nn.Dropout(dropout)
+        self.dropout2 = nn.Dropout(dropout)
+        self.dropout3 = nn.Dropout(dropout)
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        *,
+        cache: tuple[KVCache, KVCache] | None = None,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """Apply the layer.
+
+        Args:
+            x: decoder stream ``(B, L, D)``.
+            memory: encoder output ``(B, S, D)``.
+            self_mask: boolean mask for self-attention (usually causal), True = may attend, ``(L, L)``-like.
+            memory_mask: boolean mask for cross-attention (usually source padding ``(B, 1, 1, S)``).
+            cache: optional ``(self-attention cache, cross-attention cache)``; the second should be
+                ``KVCache(static=True)`` so the memory is projected only once.
+
+        Returns:
+            ``(output (B, L, D), self-attention weights (B, H, L, L), cross-attention weights (B, H, L, S))``.
+        """
+        self_cache, cross_cache = (None, None) if cache is None else cache
+        if self.norm_first:
+            h = self.norm1(x)
+            attn, self_weights = self.self_attn(h, h, h, self_mask, cache=self_cache)
+            x = x + self.dropout1(attn)  # (B, L, D)
+            h = self.norm2(x)
+            attn, cross_weights = self.cross_attn(h, memory, memory, memory_mask, cache=cross_cache)
+            x = x + self.dropout2(attn)  # (B, L, D)
+            x = x + self.dropout3(self.ffn(self.norm3(x)))  # (B, L, D)
+        else:
+            attn, self_weights = self.self_attn(x, x, x, self_mask, cache=self_cache)
+            x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
+            attn, cross_weights = self.cross_attn(x, memory, memory, memory_mask, cache=cross_cache)
+            x = self.norm2(x + self.dropout2(attn))  # (B, L, D)
+            x = self.norm3(x + self.dropout3(self.ffn(x)))  # (B, L, D)
+        return x, self_weights, cross_weights
+
+    @classmethod
+    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderLayer:
+        """Build an equivalent layer from ``torch.nn.TransformerDecoderLayer`` (relu/gelu, either norm_first).
+
+        Raises:
+            TypeError: if ``layer`` is not an ``nn.TransformerDecoderLayer``.
+            ValueError: if its activation is neither relu nor gelu.
+        """
+        if not isinstance(layer, nn.TransformerDecoderLayer):
+            raise TypeError(f"layer: expected nn.TransformerDecoderLayer, got {type(layer).__name__}")
+        self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+        ours = cls(
+            self_attn.d_model, self_attn.num_heads, layer.linear1.out_features, layer.dropout.p,
+            layer.norm_first, activation=_activation_name(layer), layer_norm_eps=layer.norm1.eps,
+            bias=layer.linear1.bias is not None,
+        ).to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
+        ours.self_attn = self_attn
+        ours.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
+        with torch.no_grad():
+            _copy_linear(ours.ffn.w_1, layer.linear1)
+            _copy_linear(ours.ffn.w_2, layer.linear2)
+            for i in (1, 2, 3):
+                _copy_norm(getattr(ours, f"norm{i}"), getattr(layer, f"norm{i}"))
+        return ours.train(layer.training)
+
+
+class Encoder(nn.Module):
+    """A stack of ``num_layers`` :class:`EncoderLayer`; pre-norm stacks end with a LayerNorm, post-norm do not.
+
+    The 2017 paper is post-norm: each layer already ends with a LayerNorm. Pre-norm (Xiong et al. 2020) leaves
+    the residual stream un-normalised, so one final LayerNorm is added (``final_norm``; ``None`` for post-norm).
+    Other arguments as :class:`EncoderLayer`.
+
+    Shape:
+        ``forward(x (B, L, D), mask) -> (output (B, L, D), [weights (B, H, L, S)] * num_layers)``.
+    """
+
+    def __init__(
+        self,
+        num_layers: int,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        *,
+        activation: str = "relu",
+        layer_norm_eps: float = 1e-5,
+        rope: RotaryEmbedding | None = None,
+    ) -> None:
+        super().__init__()
+        if num_layers <= 0:
+            raise ValueError(f"num_layers: expected a positive int, got {num_layers}")
+        self.layers = nn.ModuleList(
+            EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
+                         layer_norm_eps=layer_norm_eps, rope=rope)
+            for _ in range(num_layers)
+        )
+        self.final_norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if norm_first else None
+
+    def forward(
+        self,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        cache: list[KVCache] | None = None,
+        positions: Tensor | None = None,
+    ) -> tuple[Tensor, list[Tensor]]:
+        """Apply every layer in turn; ``cache`` (one :class:`KVCache` per layer) enables incremental decoding."""
+        all_weights = []
+        for i, layer in enumerate(self.layers):
+            x, weights = layer(x, mask, cache=None if cache is None else cache[i], positions=positions)
+            all_weights.append(weights)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return x, all_weights
+
+
+class Decoder(nn.Module):
+    """A stack of ``num_layers`` :class:`DecoderLayer`; pre-norm stacks end with a LayerNorm (see :class:`Encoder`).
+
+    Shape:
+        ``forward(x (B, L, D), memory (B, S, D), self_mask, memory_mask) -> (output (B, L, D),
+        [self weights (B, H, L, L)] * num_layers, [cross weights (B, H, L, S)] * num_layers)``.
+    """
+
+    def __init__(
+        self,
+        num_layers: int,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        *,
+        activation: str = "relu",
+        layer_norm_eps: float = 1e-5,
+    ) -> None:
+        super().__init__()
+        if num_layers <= 0:
+            raise ValueError(f"num_layers: expected a positive int, got {num_layers}")
+        self.layers = nn.ModuleList(
+            DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
+                         layer_norm_eps=layer_norm_eps)
+            for _ in range(num_layers)
+        )
+        self.final_norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if norm_first else None
+
+    def new_cache(self) -> list[tuple[KVCache, KVCache]]:
+        """Empty caches for incremental decoding: per layer, (growing self-attention, static cross-attention)."""
+        return [(KVCache(), KVCache(static=True)) for _ in self.layers]
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        *,
+        cache: list[tuple[KVCache, KVCache]] | None = None,
+    ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+        """Apply every layer in turn; ``cache`` comes from :meth:`new_cache`."""
+        self_weights, cross_weights = [], []
+        for i, layer in enumerate(self.layers):
+            x, sw, cw = layer(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[i])
+            self_weights.append(sw)
+            cross_weights.append(cw)
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return x, self_weights, cross_weights

@@ -1,0 +1,200 @@
+"""Boolean attention masks, True = may attend (introduced in ``06_self_attention_and_masks``).
+
+One convention across the package, the same as ``torch.nn.functional.scaled_dot_product_attention``: a mask is a
+bool tensor, ``True`` where a query may attend to a key, broadcastable to ``(B, H, L, S)``.
+(``torch.nn.MultiheadAttention`` and ``nn.Transformer`` use the opposite polarity, True = blocked; invert only at
+that boundary.)
+
+- :func:`causal_mask` ``(L, S)``: no peeking at the future (Vaswani et al. 2017, §3.2.3).
+- :func:`padding_mask` / :func:`padding_mask_from_tokens` ``(B, S)``: True at real tokens, False at padding.
+- :func:`as_key_padding` turns a ``(B, S)`` padding mask into ``(B, 1, 1, S)``, the shape attention accepts.
+- :func:`attention_mask_for_heads`: the one broadcasting helper ``MultiHeadAttention`` uses.
+
+Dimension letters: B batch, H heads, L query length, S key length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "as_key_padding",
+    "attention_mask_for_heads",
+    "causal_mask",
+    "padding_mask",
+    "padding_mask_from_tokens",
+]
+
+
+def _check_length(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name}: expected a non-negative int, got {value}")
+    return value
+
+
+def causal_mask(L: int, S: int | None = None, device: torch.device | str | None = None) -> Tensor:
+    """Causal (look-ahead) mask: query ``i`` may attend to keys at positions ``<=`` its own.
+
+    Aligned to the bottom-right: when ``S > L`` the ``L`` queries are the *last* ``L`` positions, so query ``i``
+    sits at position ``S - L + i`` and sees keys ``0 .. S - L + i``. With ``L = 1`` (one new token during cached
+    decoding) the query sees all ``S`` keys. Same as ``torch.nn.attention.bias.causal_lower_right``.
+
+    Vaswani et al. 2017, §3.2.3 ("masking out ... all values ... which correspond to illegal connections").
+
+    Shape:
+        - output: ``(L, S)``, dtype ``torch.bool``; True on and below the (bottom-right aligned) diagonal.
+
+    Args:
+        L: number of queries.
+        S: number of keys; defaults to ``L``.
+        device: where to create the mask.
+
+    Raises:
+        TypeError: if ``L`` or ``S`` is not an int.
+        ValueError: if ``L`` or ``S`` is negative, or ``S < L`` (the first queries would see no key at all;
+            with bottom-right alignment that is never what a decoder wants).
+    """
+    L = _check_length("L", L)
+    S = L if S is None else _check_length("S", S)
+    if S < L:
+        raise ValueError(f"S: expected S >= L for a bottom-right aligned causal mask, got L={L}, S={S}")
+    return torch.ones(L, S, dtype=torch.bool, device=device).tril(diagonal=S - L)  # (L, S)
+
+
+def padding_mask(lengths: Tensor | Sequence[int], S: int) -> Tensor:
+    """Key padding mask from sequence lengths: True at the first ``lengths[b]`` positions of row ``b``.
+
+    Pass it to attention as ``as_key_padding(mask)`` (that is ``mask[:, None, None, :]``), shape
+    ``(B, 1, 1, S)``, so it broadcasts over heads and queries.
+
+    Shape:
+        - lengths: ``(B,)`` integer tensor, or a list/tuple of ``B`` ints
+        - output: ``(B, S)``, dtype ``torch.bool``, on the device of ``lengths``
+
+    Raises:
+        TypeError: if ``lengths`` is not an integer tensor or a sequence of ints, or ``S`` is not an int.
+        ValueError: if ``lengths`` is not 1-D, or a length is negative or greater than ``S``.
+    """
+    S = _check_length("S", S)
+    if not isinstance(lengths, Tensor):
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in lengths):
+            raise TypeError(f"lengths: expected a sequence of ints, got {list(lengths)!r}")
+        lengths = torch.tensor(list(lengths), dtype=torch.long)
+    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
+        raise TypeError(f"lengths: expected an integer tensor, got dtype {lengths.dtype}")
+    if lengths.dim() != 1:
+        raise ValueError(f"lengths: expected shape (B,), got {tuple(lengths.shape)}")
+    if lengths.numel() and (int(lengths.min()) < 0 or int(lengths.max()) > S):
+        raise ValueError(f"lengths: expected every length in [0, S={S}], got {lengths.tolist()}")
+    positions = torch.arange(S, device=lengths.device)  # (S,)
+    return positions[None, :] < lengths[:, None]  # (B, S)
+
+
+def padding_mask_from_tokens(tokens: Tensor, pad_id: int) -> Tensor:
+    """Key padding mask from token ids: True wherever ``tokens != pad_id``.
+
+    Every ``pad_id`` is masked, wherever it sits (left, right or in the middle of a row).
+
+    Shape:
+        - tokens: ``(B, S)`` integer tensor
+        - output: ``(B, S)``, dtype ``torch.bool``
+
+    Raises:
+        TypeError: if ``tokens`` is not an integer tensor or ``pad_id`` not an int.
+        ValueError: if ``tokens`` is not 2-D.
+    """
+    if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.is_complex() or (
+        tokens.dtype == torch.bool
+    ):
+        got = tokens.dtype if isinstance(tokens, Tensor) else type(tokens).__name__
+        raise TypeError(f"tokens: expected an integer tensor, got {got}")
+    if tokens.dim() != 2:
+        raise ValueError(f"tokens: expected shape (B, S), got {tuple(tokens.shape)}")
+    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
+        raise TypeError(f"pad_id: expected an int, got {type(pad_id).__name__}")
+    return tokens != pad_id  # (B, S)
+
+
+def as_key_padding(mask: Tensor) -> Tensor:
+    """Reshape a ``(B, S)`` key padding mask to ``(B, 1, 1, S)`` so it broadcasts over heads and queries.
+
+    Shape:
+        - mask: ``(B, S)``, dtype ``torch.bool``
+        - output: ``(B, 1, 1, S)``, a view of ``mask``
+
+    Raises:
+        TypeError: if ``mask`` is not a bool tensor.
+        ValueError: if ``mask`` is not 2-D.
+    """
+    _check_bool("mask", mask)
+    if mask.dim() != 2:
+        raise ValueError(f"mask: expected a key padding mask of shape (B, S), got {tuple(mask.shape)}")
+    return mask[:, None, None, :]  # (B, 1, 1, S)
+
+
+def attention_mask_for_heads(mask: Tensor, batch_size: int, num_heads: int, L: int, S: int) -> Tensor:
+    """Bring a user's mask to 4-D, broadcastable to ``(B, H, L, S)``; the one helper ``MultiHeadAttention`` uses.
+
+    Accepted shapes (each size may also be 1, meaning "broadcast"):
+
+    - ``(L, S)``: one mask for every sequence and head (e.g. :func:`causal_mask`) -> ``(1, 1, L, S)``
+    - ``(B, L, S)``: one mask per sequence; a head axis is inserted -> ``(B, 1, L, S)``. A 3-D mask is never
+      broadcast against the heads axis.
+    - ``(B, 1, 1, S)`` (key padding, see :func:`as_key_padding`), ``(B, 1, L, S)``, ``(B, H, L, S)``: unchanged.
+
+    A 2-D ``(B, S)`` padding mask is *not* accepted: when ``B == L`` it cannot be told apart from ``(L, S)``.
+    Pass ``as_key_padding(mask)`` (``mask[:, None, None, :]``) instead.
+
+    Shape:
+        - mask: bool, one of the shapes above
+        - output: 4-D bool view of ``mask``, broadcastable to ``(B, H, L, S)``
+
+    Raises:
+        TypeError: if ``mask`` is not a bool tensor (True = may attend).
+        ValueError: if ``mask`` is not 2-, 3- or 4-D or does not broadcast to the expected shape; the message
+            names the expected and received shapes in the letters B H L S.
+    """
+    _check_bool("mask", mask)
+    shape = tuple(mask.shape)
+    if mask.dim() == 2:
+        if not _fits(shape, (L, S)):
+            hint = ""
+            if shape == (batch_size, S):
+                hint = "; for a (B, S) key padding mask pass as_key_padding(mask), shape (B, 1, 1, S)"
+            raise ValueError(f"mask: expected (L, S)=({L}, {S}) for a 2-D mask, got {shape}{hint}")
+        return mask[None, None]  # (1, 1, L, S)
+    if mask.dim() == 3:
+        if not _fits(shape, (batch_size, L, S)):
+            raise ValueError(
+                f"mask: a 3-D mask is read as (B, L, S)=({batch_size}, {L}, {S}), got {shape}; "
+                "use a 4-D (B, H, L, S) mask for per-head masks"
+            )
+        return mask[:, None]  # (B, 1, L, S)
+    if mask.dim() == 4:
+        if not _fits(shape, (batch_size, num_heads, L, S)):
+            raise ValueError(
+                f"mask: expected a 4-D mask broadcastable to (B, H, L, S)=({batch_size}, {num_heads}, {L}, {S}), "
+                f"got {shape}"
+            )
+        return mask  # (B|1, H|1, L|1, S|1)
+    raise ValueError(
+        f"mask: expected (L, S), (B, L, S) or (B, H, L, S) with B={batch_size}, H={num_heads}, L={L}, S={S}, "
+        f"got {mask.dim()}-D shape {shape}"
+    )
+
+
+def _check_bool(name: str, mask: object) -> None:
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{name}: expected a bool torch.Tensor, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(f"{name}: expected dtype torch.bool (True = may attend), got {mask.dtype}")
+
+
+def _fits(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """True when ``shape`` has ``target``'s rank and each size equals the target's or is 1."""
+    return len(shape) == len(target) and all(n in (1, t) for n, t in zip(shape, target, strict=True))

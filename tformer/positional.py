@@ -1,0 +1,228 @@
+"""Positional information: sinusoidal, learned and rotary (introduced in ``08_positional_encoding``).
+
+Attention alone is permutation-equivariant, so word order must be injected:
+
+- :func:`sinusoidal_positional_encoding` and :class:`SinusoidalPositionalEncoding` — fixed table added to the
+  embeddings (Vaswani et al. 2017, §3.5).
+- :class:`LearnedPositionalEmbedding` — a trained table added to the embeddings (as in BERT and GPT-2).
+- :class:`RotaryEmbedding` — rotates queries and keys by a position-dependent angle so that q_m·k_n depends only
+  on m − n (Su et al. 2021, RoFormer, §3.4.2).
+
+Constant tables are non-persistent buffers (they move with ``.to(device)``, are not saved in ``state_dict``) and
+grow when a longer input arrives. They are computed and kept in float64 (so float64 runs are exact; a module
+``.to(dtype)`` converts them like any buffer), and each call casts only the rows it uses to the input's dtype.
+
+Dimension letters: B batch, L length, D ``d_model``, Dh head dimension.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "LearnedPositionalEmbedding",
+    "RotaryEmbedding",
+    "SinusoidalPositionalEncoding",
+    "sinusoidal_positional_encoding",
+]
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name}: expected an int >= {minimum}, got {value}")
+    return value
+
+
+def _check_x(x: object, d: int, letters: str) -> Tensor:
+    if not isinstance(x, Tensor) or not x.is_floating_point():
+        got = x.dtype if isinstance(x, Tensor) else type(x).__name__
+        raise TypeError(f"x: expected a floating-point tensor, got {got}")
+    if x.dim() < 2 or x.shape[-1] != d:
+        raise ValueError(f"x: expected shape {letters} with last dimension {d}, got {tuple(x.shape)}")
+    return x
+
+
+def sinusoidal_positional_encoding(
+    max_len: int, d_model: int, *, dtype: torch.dtype = torch.float32, device: torch.device | str | None = None
+) -> Tensor:
+    """The sinusoidal table PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(pos / 10000^(2i/D)).
+
+    Vaswani et al. 2017, §3.5. Odd ``d_model`` is supported: the last column is then a sine. Computed in
+    float64 and rounded once to ``dtype``.
+
+    Shape:
+        - output: ``(max_len, d_model)``; row ``pos`` is the encoding of position ``pos`` (0-based).
+
+    Raises:
+        TypeError: if ``max_len`` or ``d_model`` is not an int.
+        ValueError: if ``max_len < 0`` or ``d_model < 1``.
+    """
+    max_len = _check_int("max_len", max_len, 0)
+    d_model = _check_int("d_model", d_model, 1)
+    position = torch.arange(max_len, dtype=torch.float64, device=device)  # (max_len,)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64, device=device)  # (ceil(D/2),)
+    angles = position[:, None] / 10000.0 ** (two_i / d_model)  # (max_len, ceil(D/2))
+    pe = torch.empty(max_len, d_model, dtype=torch.float64, device=device)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles[:, : d_model // 2])
+    return pe.to(dtype)  # (max_len, D)
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds the fixed sinusoidal table to token embeddings, then applies dropout (Vaswani et al. 2017, §3.5).
+
+    The embeddings' ×√D scaling (§3.4) belongs to the embedding layer, not here. The table is a
+    non-persistent buffer that grows when a longer input (or a larger ``offset``) arrives, so ``max_len`` is
+    only the initial size.
+
+    Shape:
+        - x: ``(B, L, D)`` (any leading dimensions)
+        - output: same shape and dtype as ``x``: ``x + PE[offset : offset + L]``, then dropout
+
+    Args:
+        d_model: D, the embedding width.
+        max_len: initial table length.
+        dropout: dropout probability after the addition (§5.4 uses 0.1).
+
+    Raises:
+        TypeError / ValueError: on bad sizes here, or in ``forward`` on a non-float ``x``, a wrong last
+        dimension, or a negative ``offset``.
+    """
+
+    pe: Tensor
+
+    def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.d_model = _check_int("d_model", d_model, 1)
+        _check_int("max_len", max_len, 0)
+        self.dropout = nn.Dropout(dropout)
+        table = sinusoidal_positional_encoding(max_len, d_model, dtype=torch.float64)
+        self.register_buffer("pe", table, persistent=False)  # (max_len, D)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        """Return ``dropout(x + PE[offset : offset + L])``; ``offset`` is the first position (cached decoding)."""
+        x = _check_x(x, self.d_model, "(B, L, D)")
+        offset = _check_int("offset", offset, 0)
+        end = offset + x.shape[-2]
+        if end > self.pe.shape[0]:
+            table = sinusoidal_positional_encoding(
+                max(end, 2 * self.pe.shape[0]), self.d_model, dtype=torch.float64
+            )
+            self.pe = table.to(device=self.pe.device, dtype=self.pe.dtype)
+        return self.dropout(x + self.pe[offset:end].to(x.dtype))  # (B, L, D)
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, table_len={self.pe.shape[0]}"
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """Adds a trained table E[pos] to token embeddings (BERT and GPT-2 style; Vaswani et al. 2017, §3.5 compare).
+
+    Initialised from N(0, 0.02²) as in GPT-2. Unlike the sinusoidal table it cannot grow: positions beyond
+    ``max_len`` were never trained.
+
+    Shape:
+        - x: ``(B, L, D)`` (any leading dimensions)
+        - output: same shape: ``x + E[offset : offset + L]``
+
+    Raises:
+        ValueError: in ``forward`` when ``offset + L > max_len`` (the message names both), or on a wrong last
+            dimension / negative ``offset``. TypeError: on a non-float ``x`` or non-int sizes.
+    """
+
+    def __init__(self, max_len: int, d_model: int) -> None:
+        super().__init__()
+        self.max_len = _check_int("max_len", max_len, 1)
+        self.d_model = _check_int("d_model", d_model, 1)
+        self.embedding = nn.Embedding(max_len, d_model)
+        nn.init.normal_(self.embedding.weight, mean=0.0, std=0.02)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        """Return ``x + E[offset : offset + L]``; ``offset`` is the first position (cached decoding)."""
+        x = _check_x(x, self.d_model, "(B, L, D)")
+        offset = _check_int("offset", offset, 0)
+        end = offset + x.shape[-2]
+        if end > self.max_len:
+            raise ValueError(
+                f"x: positions up to offset + L = {offset} + {x.shape[-2]} = {end} exceed max_len = {self.max_len}"
+            )
+        return x + self.embedding.weight[offset:end]  # (B, L, D)
+
+
+class RotaryEmbedding(nn.Module):
+    """Rotary position embedding (RoPE): rotate each pair of features by angle ``m·θ_j`` (Su et al. 2021, §3.4.2).
+
+    **Pairing convention: half-split** (GPT-NeoX, Llama): feature ``j`` is paired with feature ``j + Dh/2``
+    for ``j = 0 .. Dh/2 − 1``, with frequency ``θ_j = base^(−2j/Dh)``. At position ``m`` the pair
+    ``(x_j, x_{j+Dh/2})`` becomes ``(x_j cos mθ_j − x_{j+Dh/2} sin mθ_j, x_j sin mθ_j + x_{j+Dh/2} cos mθ_j)``.
+    (The paper pairs neighbours, ``(x_{2j}, x_{2j+1})``; the two are the same rotation after a fixed
+    permutation of features, which trained projections absorb.)
+
+    Applied to queries and keys (not values) after the head split, it makes q_m·k_n depend only on m − n and
+    leaves every vector's norm unchanged. cos/sin tables are non-persistent buffers grown on demand.
+
+    Call as ``rope(x, positions)``.
+
+    Shape:
+        - x: ``(..., L, Dh)``, floating point
+        - positions: ``(L,)`` integer tensor of non-negative positions
+        - output: same shape and dtype as ``x``
+
+    Raises:
+        ValueError: odd or non-positive ``head_dim``; non-positive ``base``; in ``forward``, a wrong last
+            dimension, ``positions`` not of shape ``(L,)``, or a negative position.
+        TypeError: non-integer ``positions``; non-float ``x``.
+    """
+
+    cos_cached: Tensor
+    sin_cached: Tensor
+
+    def __init__(self, head_dim: int, base: float = 10000.0, max_len: int = 512) -> None:
+        super().__init__()
+        head_dim = _check_int("head_dim", head_dim, 1)
+        if head_dim % 2:
+            raise ValueError(f"head_dim: RoPE rotates pairs of features, expected an even number, got {head_dim}")
+        if not base > 0:
+            raise ValueError(f"base: expected a positive number, got {base}")
+        self.head_dim, self.base = head_dim, float(base)
+        cos, sin = self._tables(_check_int("max_len", max_len, 0))
+        self.register_buffer("cos_cached", cos, persistent=False)  # (max_len, Dh/2)
+        self.register_buffer("sin_cached", sin, persistent=False)  # (max_len, Dh/2)
+
+    def _tables(self, length: int) -> tuple[Tensor, Tensor]:
+        """cos and sin of m·θ_j for m < length, in float64."""
+        j = torch.arange(self.head_dim // 2, dtype=torch.float64)
+        theta = self.base ** (-2.0 * j / self.head_dim)  # (Dh/2,)
+        angles = torch.arange(length, dtype=torch.float64)[:, None] * theta[None, :]  # (length, Dh/2)
+        return angles.cos(), angles.sin()
+
+    def forward(self, x: Tensor, positions: Tensor) -> Tensor:
+        """Rotate ``x`` (queries or keys) to its ``positions``."""
+        x = _check_x(x, self.head_dim, "(..., L, Dh)")
+        if not isinstance(positions, Tensor) or positions.is_floating_point() or positions.is_complex() or (
+            positions.dtype == torch.bool
+        ):
+            got = positions.dtype if isinstance(positions, Tensor) else type(positions).__name__
+            raise TypeError(f"positions: expected an integer tensor, got {got}")
+        if positions.dim() != 1 or positions.shape[0] != x.shape[-2]:
+            raise ValueError(f"positions: expected shape (L,)=({x.shape[-2]},), got {tuple(positions.shape)}")
+        if positions.numel() == 0:
+            return x.clone()
+        if int(positions.min()) < 0:
+            raise ValueError(f"positions: expected non-negative positions, got min {int(positions.min())}")
+        needed = int(positions.max()) + 1
+        if needed > self.cos_cached.shape[0]:
+            cos, sin = self._tables(max(needed, 2 * self.cos_cached.shape[0]))
+            like = self.cos_cached
+            self.cos_cached = cos.to(device=like.device, dtype=like.dtype)
+            self.sin_cached = sin.to(device=like.device, dtype=like.dtype)
+        cos = self.cos_cached[positions].to(x.dtype)  # (L, Dh/2)
+        sin = self.sin_cached[positions].to(x.dtype)  # (L, Dh/2)
+        x1, x2 = x.chunk(2, dim=-1)  # (..., L, Dh/2) each: the two halves of every pair
+        return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (..., L, Dh)
+
+    def extra_repr(self) -> str:
+        return f"head_dim={self.head_dim}, base={self.base}, convention=half-split"

@@ -1,0 +1,87 @@
+"""Teacher forcing: the decoder input is the gold target shifted right, and the loss ignores padding.
+
+Introduced in ``10_encoder_decoder``. During training the decoder does not read its own (possibly wrong)
+predictions; it reads the correct previous tokens, all positions at once, and the causal mask stops each
+position from seeing its own answer (Williams & Zipser 1989; Vaswani et al. 2017, §3.1 "offset by one").
+
+For a target ``tgt = [y1, y2, …, yn, EOS, PAD, …]``::
+
+    decoder input  shift_right(tgt, bos_id) = [BOS, y1, …, yn, EOS, PAD, …]   (last column dropped)
+    labels         tgt                      = [y1,  y2, …, EOS, PAD, …]
+
+so the prediction at position t is compared with the token at t, and every position whose label is PAD is
+left out of the loss.
+
+Dimension letters: B batch, L target length, V target vocabulary.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+__all__ = ["sequence_cross_entropy", "shift_right"]
+
+
+def _check_ids(name: str, tokens: Tensor) -> None:
+    if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.dtype == torch.bool:
+        got = tokens.dtype if isinstance(tokens, Tensor) else type(tokens).__name__
+        raise TypeError(f"{name}: expected an integer tensor of token ids (B, L), got {got}")
+    if tokens.dim() != 2:
+        raise ValueError(f"{name}: expected shape (B, L), got {tuple(tokens.shape)}")
+
+
+def shift_right(tgt: Tensor, bos_id: int) -> Tensor:
+    """Decoder input for teacher forcing: prepend BOS and drop the last column.
+
+    Padding needs no special care: a padded row's input then holds its EOS and some PADs at positions whose
+    labels are PAD, which :func:`sequence_cross_entropy` ignores.
+
+    Shape:
+        ``tgt (B, L) -> (B, L)``, same dtype and device.
+
+    Raises:
+        TypeError: if ``tgt`` is not an integer tensor or ``bos_id`` not an int.
+        ValueError: if ``tgt`` is not 2-D.
+    """
+    _check_ids("tgt", tgt)
+    if isinstance(bos_id, bool) or not isinstance(bos_id, int):
+        raise TypeError(f"bos_id: expected an int, got {type(bos_id).__name__}")
+    bos = torch.full_like(tgt[:, :1], bos_id)  # (B, 1)
+    return torch.cat([bos, tgt[:, :-1]], dim=1)  # (B, L)
+
+
+def sequence_cross_entropy(
+    logits: Tensor, targets: Tensor, pad_id: int, label_smoothing: float = 0.0
+) -> Tensor:
+    """Mean token cross-entropy in nats over the non-padding positions.
+
+    A thin wrapper over ``torch.nn.functional.cross_entropy`` with ``ignore_index=pad_id`` (padding contributes
+    nothing, not even to the denominator) and ``label_smoothing`` (Szegedy et al. 2016; the paper uses 0.1,
+    Vaswani et al. 2017 §5.4). If every target is ``pad_id`` the mean is NaN, as in torch.
+
+    Shape:
+        ``logits (B, L, V)``, ``targets (B, L)`` -> scalar.
+
+    Raises:
+        TypeError: if ``logits`` is not floating point or ``targets`` not integer.
+        ValueError: if the shapes do not match or ``label_smoothing`` is outside [0, 1].
+    """
+    if not isinstance(logits, Tensor) or not logits.is_floating_point():
+        got = logits.dtype if isinstance(logits, Tensor) else type(logits).__name__
+        raise TypeError(f"logits: expected a floating-point tensor (B, L, V), got {got}")
+    _check_ids("targets", targets)
+    if logits.dim() != 3 or logits.shape[:2] != targets.shape:
+        raise ValueError(
+            f"logits: expected (B, L, V) with (B, L) = targets' {tuple(targets.shape)}, got {tuple(logits.shape)}"
+        )
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing: expected a value in [0, 1], got {label_smoothing}")
+    V = logits.shape[-1]
+    return F.cross_entropy(
+        logits.reshape(-1, V),  # (B·L, V)
+        targets.reshape(-1),  # (B·L,)
+        ignore_index=pad_id,
+        label_smoothing=label_smoothing,
+    )
