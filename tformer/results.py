@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -37,6 +38,8 @@ def prose_tolerance(number: str) -> float:
 
 class Results:
     """Writes the numbers one chapter quotes to ``<directory>/<chapter>.json``.
+
+    The file holds exactly what this object recorded (a rerun replaces it, so no stale key survives).
 
     Args:
         chapter: the notebook's stem, e.g. ``"05_hand_calculation"``.
@@ -78,7 +81,8 @@ class Results:
             raise ValueError(f"tol: expected >= 0, got {tol}")
         self._entries[key] = {"value": float(f"{number:.10g}"), "tol": tol}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        previous = json.loads(self.path.read_text()) if self.path.exists() else {}
-        previous.update(self._entries)
-        self.path.write_text(json.dumps(previous, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        # Write then rename, so a chapter that reads this manifest (14_summary) never sees half a file.
+        temporary = self.path.with_suffix(".json.tmp")
+        temporary.write_text(json.dumps(self._entries, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        os.replace(temporary, self.path)
         return value
