@@ -1,0 +1,273 @@
+"""Cheaper attention: grouped-query attention, sliding windows, linear attention (``13_new_problems``).
+
+Three answers to the costs measured in ``12_complexity``:
+
+- :class:`GroupedQueryAttention` shrinks the key/value cache: H query heads share H_kv key/value heads
+  (Ainslie et al. 2023, "GQA"); H_kv = 1 is multi-query attention (Shazeer 2019), H_kv = H is ordinary
+  multi-head attention. The shared keys/values are broadcast, never copied, so the cache holds H_kv heads.
+- :func:`sliding_window_mask` lets each query see only the last ``window`` keys (Beltagy et al. 2020,
+  Longformer §3.1; Jiang et al. 2023, Mistral 7B §2). Stacking ℓ such layers sees 1 + ℓ·(window − 1) positions.
+  A mask alone saves nothing (the scores are still computed); banded kernels are what make it O(n·window).
+- :func:`linear_attention` / :class:`LinearAttention` replace softmax(QKᵀ)V by φ(Q)(φ(K)ᵀV) with
+  φ(x) = elu(x) + 1 (Katharopoulos et al. 2020, "Transformers are RNNs", §3.2), which costs O(n·Dh²) instead of
+  O(n²·Dh). The causal form is a running sum, i.e. a recurrence with a (Dh × Dv) state.
+
+Masks follow the package convention: boolean, True = may attend. Dimension letters: B batch, L query length,
+S key length, D ``d_model``, H query heads, H_kv key/value heads, G = H / H_kv queries per group, Dh head width.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from tformer.attention import KVCache, MultiHeadAttention
+from tformer.functional import scaled_dot_product_attention
+from tformer.masks import attention_mask_for_heads
+
+__all__ = ["GroupedQueryAttention", "LinearAttention", "elu_feature_map", "linear_attention", "sliding_window_mask"]
+
+
+def sliding_window_mask(
+    L: int, window: int, S: int | None = None, device: torch.device | str | None = None
+) -> Tensor:
+    """Causal sliding-window mask: query i may attend to keys i − window + 1 … i (``window`` keys, itself included).
+
+    Aligned bottom-right like :func:`tformer.masks.causal_mask`: with S > L the queries are the last L positions.
+    ``window >= S`` gives the plain causal mask.
+
+    Shape:
+        output ``(L, S)``, dtype bool, True = may attend.
+
+    Raises:
+        TypeError: if a size is not an int.
+        ValueError: if ``L`` or ``S`` is negative, ``S < L``, or ``window < 1``.
+    """
+    for name, value in (("L", L), ("window", window), ("S", S)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    S = L if S is None else S
+    if L < 0 or S < L:
+        raise ValueError(f"L, S: expected 0 <= L <= S, got L={L}, S={S}")
+    if window < 1:
+        raise ValueError(f"window: expected a positive int, got {window}")
+    query_pos = torch.arange(S - L, S, device=device)[:, None]  # (L, 1): absolute positions of the queries
+    key_pos = torch.arange(S, device=device)[None, :]  # (1, S)
+    distance = query_pos - key_pos  # (L, S): how far back each key lies
+    return (distance >= 0) & (distance < window)  # (L, S)
+
+
+class GroupedQueryAttention(nn.Module):
+    """Grouped-query attention: H query heads in H_kv groups, each group sharing one key/value head.
+
+    Ainslie et al. 2023, "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head Checkpoints",
+    §2.2. Query head h uses key/value head h // G (G = H / H_kv), the order of Llama's ``repeat_kv``.
+    ``num_kv_heads = num_heads`` is exactly :class:`~tformer.attention.MultiHeadAttention`;
+    ``num_kv_heads = 1`` is multi-query attention (Shazeer 2019, "Fast Transformer Decoding").
+
+    Args:
+        d_model: model width D, divisible by ``num_heads``.
+        num_heads: query heads H; Dh = D / H.
+        num_kv_heads: key/value heads H_kv; must divide ``num_heads``.
+        bias: biases on the four projections.
+        dropout: dropout on the attention weights, training mode only.
+
+    Parameters: ``w_q`` and ``w_o`` are ``Linear(D, D)``; ``w_k`` and ``w_v`` are ``Linear(D, H_kv·Dh)``, so
+    the key/value projections (and the cache) shrink by the factor G.
+
+    Raises:
+        ValueError: if a size is not positive, ``d_model % num_heads != 0`` or ``num_heads % num_kv_heads != 0``.
+    """
+
+    def __init__(
+        self, d_model: int, num_heads: int, num_kv_heads: int, *, bias: bool = True, dropout: float = 0.0
+    ) -> None:
+        super().__init__()
+        if min(d_model, num_heads, num_kv_heads) <= 0:
+            raise ValueError(
+                f"d_model ({d_model}), num_heads ({num_heads}) and num_kv_heads ({num_kv_heads}) must be positive"
+            )
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+        if num_heads % num_kv_heads != 0:
+            raise ValueError(f"num_heads ({num_heads}) must be divisible by num_kv_heads ({num_kv_heads})")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout}")
+        self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
+        self.head_dim = d_model // num_heads
+        self.group_size = num_heads // num_kv_heads
+        self.dropout = dropout
+        kv_width = num_kv_heads * self.head_dim
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, kv_width, bias=bias)
+        self.w_v = nn.Linear(d_model, kv_width, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def _check(self, name: str, x: Tensor) -> None:
+        if not isinstance(x, Tensor) or not x.is_floating_point():
+            raise TypeError(f"{name}: expected a floating-point tensor (B, *, D), got {type(x).__name__}")
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"{name}: expected shape (B, *, D={self.d_model}), got {tuple(x.shape)}")
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        mask: Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """Attend with H query heads over H_kv shared key/value heads.
+
+        Args:
+            query: ``(B, L, D)``; key, value: ``(B, S_new, D)``.
+            mask: bool, True = may attend, any shape :class:`~tformer.attention.MultiHeadAttention` accepts
+                (``(L, S)``, ``(B, L, S)``, ``(B, 1, 1, S)``, ``(B, 1, L, S)``, ``(B, H, L, S)``), S counting
+                cached positions.
+            cache: optional :class:`~tformer.attention.KVCache`; it stores keys/values of shape
+                ``(B, H_kv, S, Dh)`` — G times smaller than multi-head attention's.
+
+        Returns:
+            ``(output (B, L, D), weights (B, H, L, S))``.
+
+        Raises:
+            TypeError / ValueError: on a non-float input, a wrong width or rank, mismatched batch, or a bad mask.
+        """
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            self._check(name, x)
+        B, L, _ = query.shape
+        if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
+            raise ValueError(f"key/value: expected (B={B}, S, D) each, got {tuple(key.shape)}, {tuple(value.shape)}")
+        Hkv, G, Dh = self.num_kv_heads, self.group_size, self.head_dim
+        q = self.w_q(query).view(B, L, Hkv, G, Dh).permute(0, 2, 3, 1, 4)  # (B, H_kv, G, L, Dh)
+        k = self.w_k(key).view(B, -1, Hkv, Dh).transpose(1, 2)  # (B, H_kv, S_new, Dh)
+        v = self.w_v(value).view(B, -1, Hkv, Dh).transpose(1, 2)  # (B, H_kv, S_new, Dh)
+        if cache is not None:
+            k, v = cache.update(k, v)  # (B, H_kv, S, Dh)
+        S = k.shape[-2]
+        if mask is not None:
+            mask = attention_mask_for_heads(mask, B, self.num_heads, L, S)  # (B|1, H|1, L|1, S)
+            if mask.shape[1] == 1:
+                mask = mask[:, :, None]  # (B|1, 1, 1, L|1, S)
+            else:
+                mask = mask.reshape(mask.shape[0], Hkv, G, *mask.shape[2:])  # (B|1, H_kv, G, L|1, S)
+        dropout_p = self.dropout if self.training else 0.0
+        # k[:, :, None] broadcasts one key/value head over its G query heads without copying it.
+        context, weights = scaled_dot_product_attention(
+            q, k[:, :, None], v[:, :, None], mask=mask, dropout_p=dropout_p
+        )  # (B, H_kv, G, L, Dh), (B, H_kv, G, L, S)
+        context = context.permute(0, 3, 1, 2, 4).reshape(B, L, self.d_model)  # (B, L, D): heads concatenated
+        return self.w_o(context), weights.reshape(B, self.num_heads, L, S)  # (B, L, D), (B, H, L, S)
+
+    @classmethod
+    def from_multi_head(cls, mha: MultiHeadAttention, num_kv_heads: int) -> GroupedQueryAttention:
+        """Convert a trained multi-head attention: mean-pool the key and value heads of each group.
+
+        The conversion of Ainslie et al. 2023, §2.1 (followed there by a short "uptraining"). With
+        ``num_kv_heads = mha.num_heads`` it is an exact copy, so both modules give the same outputs.
+
+        Raises:
+            TypeError: if ``mha`` is not a :class:`~tformer.attention.MultiHeadAttention`.
+            ValueError: if ``num_kv_heads`` does not divide ``mha.num_heads``.
+        """
+        if not isinstance(mha, MultiHeadAttention):
+            raise TypeError(f"mha: expected a tformer MultiHeadAttention, got {type(mha).__name__}")
+        has_bias = mha.w_q.bias is not None
+        weight = mha.w_q.weight
+        gqa = cls(mha.d_model, mha.num_heads, num_kv_heads, bias=has_bias, dropout=mha.dropout)
+        gqa = gqa.to(device=weight.device, dtype=weight.dtype)
+        Hkv, G, Dh, D = num_kv_heads, gqa.group_size, gqa.head_dim, mha.d_model
+        with torch.no_grad():
+            for ours, theirs in ((gqa.w_q, mha.w_q), (gqa.w_o, mha.w_o)):
+                ours.weight.copy_(theirs.weight)
+                if has_bias:
+                    ours.bias.copy_(theirs.bias)
+            for ours, theirs in ((gqa.w_k, mha.w_k), (gqa.w_v, mha.w_v)):
+                ours.weight.copy_(theirs.weight.view(Hkv, G, Dh, D).mean(dim=1).reshape(Hkv * Dh, D))
+                if has_bias:
+                    ours.bias.copy_(theirs.bias.view(Hkv, G, Dh).mean(dim=1).reshape(Hkv * Dh))
+        return gqa.train(mha.training)
+
+
+def elu_feature_map(x: Tensor) -> Tensor:
+    """φ(x) = elu(x) + 1, positive everywhere (Katharopoulos et al. 2020, §3.2.1, Eq. 7)."""
+    return F.elu(x) + 1.0
+
+
+def linear_attention(
+    query: Tensor, key: Tensor, value: Tensor, *, causal: bool = False, eps: float = 1e-6
+) -> Tensor:
+    """Linear attention: out_i = φ(q_i)ᵀ Σ_j φ(k_j) v_jᵀ / (φ(q_i)ᵀ Σ_j φ(k_j)), φ = :func:`elu_feature_map`.
+
+    Katharopoulos et al. 2020, "Transformers are RNNs", §3.2, Eq. 5–6 (non-causal) and §3.3, Eq. 8–12 (causal).
+    The weight of key j for query i is φ(q_i)·φ(k_j) / Σ_j' φ(q_i)·φ(k_j') — a kernel in place of exp(q·k/√Dh);
+    by associativity the n × n weights are never formed. Non-causal cost O(n·Dh·Dv). The causal form sums only
+    j ≤ i with a running sum over positions; this teaching version keeps every prefix state, (..., L, Dh, Dv)
+    numbers, where the paper's kernel keeps one.
+
+    Shape:
+        query ``(..., L, Dh)``, key ``(..., S, Dh)``, value ``(..., S, Dv)`` -> ``(..., L, Dv)``; causal needs
+        L = S.
+
+    Raises:
+        ValueError: if the shapes disagree (Dh, S, or L != S when causal).
+    """
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"query, key, value: expected (..., L, Dh), (..., S, Dh), (..., S, Dv), "
+            f"got {tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
+        )
+    q, k = elu_feature_map(query), elu_feature_map(key)  # (..., L, Dh), (..., S, Dh)
+    if not causal:
+        kv = k.transpose(-2, -1) @ value  # (..., Dh, Dv): Σ_j φ(k_j) v_jᵀ
+        normaliser = q @ k.sum(dim=-2).unsqueeze(-1)  # (..., L, 1)
+        return (q @ kv) / (normaliser + eps)  # (..., L, Dv)
+    if query.shape[-2] != key.shape[-2]:
+        raise ValueError(f"causal: expected L == S, got L={query.shape[-2]}, S={key.shape[-2]}")
+    kv = torch.einsum("...sd,...se->...sde", k, value).cumsum(dim=-3)  # (..., L, Dh, Dv): prefix sums
+    k_sum = k.cumsum(dim=-2)  # (..., L, Dh)
+    numerator = torch.einsum("...ld,...lde->...le", q, kv)  # (..., L, Dv)
+    normaliser = (q * k_sum).sum(dim=-1, keepdim=True)  # (..., L, 1)
+    return numerator / (normaliser + eps)  # (..., L, Dv)
+
+
+class LinearAttention(nn.Module):
+    """Multi-head linear attention: the projections of multi-head attention around :func:`linear_attention`.
+
+    Katharopoulos et al. 2020, §3.2. There are no attention weights to return: they are never formed.
+
+    Args:
+        d_model, num_heads, bias: as :class:`~tformer.attention.MultiHeadAttention`.
+
+    Shape:
+        ``forward(query (B, L, D), key (B, S, D), value (B, S, D), *, causal=False) -> (B, L, D)``.
+
+    Raises:
+        ValueError: if ``d_model`` is not divisible by ``num_heads`` or a size is not positive.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, *, bias: bool = True) -> None:
+        super().__init__()
+        if d_model <= 0 or num_heads <= 0 or d_model % num_heads != 0:
+            raise ValueError(f"d_model ({d_model}) must be a positive multiple of num_heads ({num_heads})")
+        self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def _split(self, x: Tensor) -> Tensor:
+        B, N, _ = x.shape
+        return x.view(B, N, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, N, Dh)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, *, causal: bool = False) -> Tensor:
+        """Linear attention in H heads; ``causal=True`` lets position i see keys 0 … i only (needs L = S)."""
+        for name, x in (("query", query), ("key", key), ("value", value)):
+            if x.dim() != 3 or x.shape[-1] != self.d_model:
+                raise ValueError(f"{name}: expected shape (B, *, D={self.d_model}), got {tuple(x.shape)}")
+        B, L, _ = query.shape
+        q, k, v = self._split(self.w_q(query)), self._split(self.w_k(key)), self._split(self.w_v(value))
+        context = linear_attention(q, k, v, causal=causal)  # (B, H, L, Dh)
+        return self.w_o(context.transpose(1, 2).reshape(B, L, self.d_model))  # (B, L, D)
