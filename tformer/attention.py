@@ -1,6 +1,6 @@
 """Multi-head attention as a module, and the key/value cache for incremental decoding.
 
-Introduced in ``06_multi_head_attention`` (the module) and ``10_encoder_decoder`` (the cache). The attention
+Introduced in ``07_multi_head_attention`` (the module) and ``10_encoder_decoder`` (the cache). The attention
 maths itself lives in one place, :func:`tformer.functional.scaled_dot_product_attention`; this module only
 projects, splits heads, calls it, merges heads and projects back (Vaswani et al. 2017, §3.2.2):
 
