@@ -7,6 +7,9 @@ STAMP := $(VENV)/.tformer-installed
 PORT ?= 8888
 NB ?= $(wildcard notebooks/[0-9][0-9]_*.py)
 NBVAL := --nbval --nbval-current-env --nbval-cell-timeout 900 --nbval-sanitize-with tests/nbval_sanitize.cfg
+# Two notebooks run at once on two cores: one torch thread per kernel avoids oversubscription (which slowed
+# small models ~10x), and `make sync` uses the same setting so stored outputs come from the same arithmetic.
+ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # Running as root (containers, CI) needs --allow-root; a normal user does not.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -36,7 +39,7 @@ test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
 
 test-notebooks: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) -p tools.notebook_times notebooks
+	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) -p tools.notebook_times notebooks
 
 ## make html: export the stored notebooks (no execution) to an offline HTML book in build/html/.
 html: $(STAMP)
@@ -53,7 +56,7 @@ check-newest:
 ## make sync [NB=notebooks/05_hand_calculation.py]: regenerate .ipynb from .py and re-execute with outputs.
 sync: $(STAMP)
 	$(BIN)/python tools/notebook_cells.py $(NB)
-	$(BIN)/python tools/sync_notebooks.py $(NB)
+	$(ONE_THREAD) $(BIN)/python tools/sync_notebooks.py $(NB)
 
 colab: $(STAMP)
 	$(BIN)/python tools/notebook_cells.py

@@ -198,3 +198,40 @@ def test_bad_inputs_raise_naming_the_argument() -> None:
         attn(x, x, x, torch.zeros(L, L))  # a float (additive) mask is not silently accepted
     with pytest.raises(ValueError, match="mask"):
         attn(x, x, x, torch.ones(L + 1, L, dtype=torch.bool))
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def test_constructor_type_errors_name_the_argument() -> None:
+    with pytest.raises(TypeError, match=r"d_model: expected an int, got float"):
+        MultiHeadAttention(16.0, 4)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"num_heads: expected an int, got bool"):
+        MultiHeadAttention(16, True)
+    with pytest.raises(TypeError, match=r"dropout: expected a float in \[0, 1\), got str"):
+        MultiHeadAttention(16, 4, dropout="0.1")  # type: ignore[arg-type]
+
+
+def test_rope_of_the_wrong_head_dim_is_rejected_at_construction() -> None:
+    with pytest.raises(ValueError, match=r"rope: expected a RotaryEmbedding with head_dim Dh = D / H = 4, got 8"):
+        MultiHeadAttention(16, 4, rope=RotaryEmbedding(8))
+
+
+def test_input_dtype_must_match_the_parameters() -> None:
+    mha = MultiHeadAttention(16, 4)  # float32
+    x = torch.randn(2, 3, 16, dtype=torch.float64)
+    with pytest.raises(TypeError, match=r"query: expected the parameters' dtype torch.float32, got torch.float64"):
+        mha(x, x, x)
+    with pytest.raises(TypeError, match=r"key: expected the parameters' dtype torch.float32, got torch.float64"):
+        mha(x.float(), x, x)
+
+
+def test_kv_cache_rejects_keys_that_do_not_match_it() -> None:
+    cache = KVCache()
+    cache.update(torch.randn(2, 4, 3, 8), torch.randn(2, 4, 3, 8))
+    with pytest.raises(ValueError, match=r"key, value: expected \(B, H, S_new, Dh\) each, matching the cache"):
+        cache.update(torch.randn(1, 4, 1, 8), torch.randn(1, 4, 1, 8))  # another batch: was torch.cat's error
+    with pytest.raises(ValueError, match=r"key, value"):
+        KVCache().update(torch.randn(2, 4, 3, 8), torch.randn(2, 4, 2, 8))  # S differs between key and value
+    k, v = cache.update(torch.randn(2, 4, 1, 8), torch.randn(2, 4, 1, 8))
+    assert k.shape == v.shape == (2, 4, 4, 8)

@@ -151,3 +151,61 @@ def test_decoding_argument_errors() -> None:
         greedy_decode(model, src[0], 5, BOS, EOS)
     with pytest.raises(TypeError, match="eos_id"):
         greedy_decode(model, src, 5, BOS, "EOS")  # type: ignore[arg-type]
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def _pad_loving_model() -> Transformer:
+    model = _model(-1.0)
+    with torch.no_grad():
+        model.output.bias[PAD] = 3.0  # PAD becomes the argmax at some steps (as in an untrained model)
+    return model
+
+
+def test_pad_is_never_generated_and_cache_matches_recomputation() -> None:
+    """PAD used to be emitted as a token; the teacher-forced decoder hides PAD keys but the cached one does
+    not, so use_cache=True and False disagreed, and the output had PAD before its EOS."""
+    model, src = _pad_loving_model(), _sources()
+    reference = _pad_loving_model()
+    with torch.no_grad():
+        reference.output.bias[PAD] = float("-inf")  # the same model with PAD removed from the vocabulary
+    cached = greedy_decode(model, src, 12, BOS, EOS)
+    assert torch.equal(cached, greedy_decode(model, src, 12, BOS, EOS, use_cache=False))
+    assert torch.equal(cached, greedy_decode(reference, src, 12, BOS, EOS))
+    assert not bool((cached[:, 0] == PAD).any())  # the first token is real in every row
+    for K in (1, 3):
+        assert torch.equal(beam_search(model, src, K, 12, BOS, EOS), beam_search(reference, src, K, 12, BOS, EOS))
+
+
+def test_special_ids_must_differ_from_pad_and_eos_must_be_in_vocabulary() -> None:
+    model, src = _model(1.0), _sources()
+    with pytest.raises(ValueError, match=r"eos_id: expected an id different from model.pad_id=0, got 0"):
+        greedy_decode(model, src, 5, BOS, PAD)
+    with pytest.raises(ValueError, match=r"bos_id: expected an id different from model.pad_id=0, got 0"):
+        beam_search(model, src, 2, 5, PAD, EOS)
+    with pytest.raises(ValueError, match=r"eos_id: expected an id in the target vocabulary \[0, 19\), got 50"):
+        greedy_decode(model, src, 5, BOS, 50)  # used to run to max_len silently
+    with pytest.raises(ValueError, match=r"eos_id: expected an id in the target vocabulary"):
+        beam_search(model, src, 2, 5, BOS, 50)
+
+
+def test_max_len_beyond_the_model_is_capped_not_a_mid_decode_crash() -> None:
+    model, src = _model(-1e3), _sources()  # EOS never wins: every row runs to the cap
+    assert model.max_len == 16
+    out = greedy_decode(model, src, 40, BOS, EOS)  # used to fail at step 17 with "tgt_in: length 1 (+ 16 cached)"
+    assert torch.equal(out, greedy_decode(model, src, 16, BOS, EOS))
+    assert out.shape == (4, 16)
+    assert beam_search(model, src, 2, 40, BOS, EOS).shape == (4, 16)
+
+
+def test_empty_batch_and_sample_next_token_argument_errors() -> None:
+    model = _model(1.0)
+    assert greedy_decode(model, _sources()[:0], 5, BOS, EOS).shape[0] == 0
+    assert beam_search(model, _sources()[:0], 2, 5, BOS, EOS).shape[0] == 0
+    with pytest.raises(ValueError, match=r"logits: expected shape \(B, V\), got \(5,\)"):
+        sample_next_token(torch.randn(5), 1.0, top_k=2)
+    with pytest.raises(TypeError, match=r"temperature: expected a number >= 0, got str"):
+        sample_next_token(torch.randn(1, 5), "1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"temperature: expected >= 0, got nan"):
+        sample_next_token(torch.randn(1, 5), float("nan"))

@@ -243,3 +243,41 @@ def test_load_balancing_loss_is_one_when_uniform() -> None:
     assert float(load_balancing_loss(skewed, torch.zeros(8, 1, dtype=torch.long), E)) == pytest.approx(2.8)
     with pytest.raises(ValueError):
         load_balancing_loss(probs, indices, 3)
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def test_linear_attention_module_rejects_mismatched_batches_and_bad_inputs() -> None:
+    la = LinearAttention(16, 4)
+    x = torch.randn(2, 3, 16)
+    with pytest.raises(ValueError, match=r"key/value: expected \(B=2, S, D\) each"):
+        la(x, x[:1], x[:1])  # used to broadcast the single key sequence silently over both queries
+    with pytest.raises(TypeError, match=r"query: expected a floating-point tensor \(B, \*, D\), got torch.int64"):
+        la(x.long(), x, x)
+    with pytest.raises(TypeError, match=r"d_model: expected an int, got float"):
+        LinearAttention(16.0, 4)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"query: expected a floating-point tensor, got torch.int64"):
+        linear_attention(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3), torch.ones(2, 3))
+    with pytest.raises(ValueError, match=r"query: expected at least 2 dimensions"):
+        linear_attention(torch.ones(3), torch.ones(3), torch.ones(3))
+
+
+def test_gqa_and_moe_argument_errors() -> None:
+    with pytest.raises(TypeError, match=r"d_model: expected an int, got float"):
+        GroupedQueryAttention(16.0, 4, 2)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"query: expected a floating-point tensor \(B, \*, D\), got torch.int64"):
+        GroupedQueryAttention(16, 4, 2)(torch.ones(1, 2, 16, dtype=torch.long), torch.ones(1, 2, 16),
+                                        torch.ones(1, 2, 16))
+    from tformer.positional import RotaryEmbedding
+
+    with pytest.raises(ValueError, match=r"mha: expected a module without rope"):
+        GroupedQueryAttention.from_multi_head(MultiHeadAttention(16, 4, rope=RotaryEmbedding(4)), 2)
+    moe = MixtureOfExperts(16, 32, 4)
+    with pytest.raises(TypeError, match=r"x: expected a floating-point tensor \(\.\.\., D\), got list"):
+        moe([1.0])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"num_experts: expected an int, got float"):
+        MixtureOfExperts(16, 32, 4.0)  # type: ignore[arg-type]
+    probs = torch.full((3, 4), 0.25)
+    with pytest.raises(ValueError, match=r"indices: expected expert ids in \[0, E=4\), got min 5, max 5"):
+        load_balancing_loss(probs, torch.full((3, 1), 5), 4)

@@ -188,3 +188,20 @@ def test_bad_inputs_raise_named_errors(kwargs, error, match):
     args.update(kwargs)
     with pytest.raises(error, match=match):
         scaled_dot_product_attention(**args)
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def test_zero_head_dim_is_a_clear_error_not_zero_division() -> None:
+    q = torch.randn(3, 0)
+    with pytest.raises(ValueError, match=r"query: expected a head dimension Dh >= 1"):
+        scaled_dot_product_attention(q, torch.randn(3, 0), torch.randn(3, 4))
+
+
+def test_mask_or_input_on_another_device_is_named() -> None:
+    q = k = v = torch.randn(3, 4)
+    with pytest.raises(ValueError, match=r"mask: expected the device of query \(cpu\), got meta"):
+        scaled_dot_product_attention(q, k, v, torch.ones(3, 3, dtype=torch.bool, device="meta"))
+    with pytest.raises(ValueError, match=r"key: expected the device of query \(cpu\), got meta"):
+        scaled_dot_product_attention(q, torch.empty(3, 4, device="meta"), v)

@@ -164,3 +164,63 @@ def test_errors() -> None:
         EncoderLayer.from_torch(nn.TransformerDecoderLayer(D, H, FF, batch_first=True))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="layer"):
         DecoderLayer.from_torch(nn.TransformerEncoderLayer(D, H, FF, batch_first=True))  # type: ignore[arg-type]
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def _torch_encoder_layer(**kwargs: object) -> nn.TransformerEncoderLayer:
+    return nn.TransformerEncoderLayer(8, 2, 16, 0.0, batch_first=True, **kwargs)
+
+
+def test_from_torch_rejects_settings_it_cannot_copy() -> None:
+    """Each of these used to build a layer that silently computed something else (or crashed obscurely)."""
+    with pytest.raises(ValueError, match=r"activation must be relu or exact gelu.*tanh"):
+        EncoderLayer.from_torch(_torch_encoder_layer(activation=nn.GELU(approximate="tanh")))
+    layer = _torch_encoder_layer()
+    layer.norm2.eps = 1e-2  # only norm1.eps used to be read
+    with pytest.raises(ValueError, match=r"every LayerNorm must share one eps, got \[1e-05, 0.01\]"):
+        EncoderLayer.from_torch(layer)
+    layer = _torch_encoder_layer()
+    layer.norm1 = nn.LayerNorm(8, elementwise_affine=False)
+    with pytest.raises(ValueError, match=r"norm1 must be an affine LayerNorm"):
+        EncoderLayer.from_torch(layer)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, 0.1, batch_first=True)
+    layer.dropout1.p = 0.3
+    with pytest.raises(ValueError, match=r"every dropout must share one rate, got \[0.1, 0.3\]"):
+        EncoderLayer.from_torch(layer)
+    decoder = nn.TransformerDecoderLayer(8, 2, 16, 0.0, batch_first=True)
+    decoder.norm3.eps = 0.1
+    with pytest.raises(ValueError, match=r"every LayerNorm must share one eps"):
+        DecoderLayer.from_torch(decoder)
+
+
+def test_from_torch_exact_gelu_module_still_matches() -> None:
+    torch.manual_seed(0)
+    layer = _torch_encoder_layer(activation=nn.GELU()).double().eval()
+    x = torch.randn(2, 5, 8, dtype=torch.float64)
+    assert_close(EncoderLayer.from_torch(layer)(x)[0], layer(x), atol=1e-10, rtol=1e-10)
+
+
+def test_feed_forward_checks_its_input_and_sizes() -> None:
+    ffn = FeedForward(16, 32)
+    with pytest.raises(TypeError, match=r"x: expected a floating-point tensor \(\.\.\., D\), got torch.int64"):
+        ffn(torch.ones(1, 2, 16, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"x: expected shape \(\.\.\., D=16\), got \(1, 2, 8\)"):
+        ffn(torch.ones(1, 2, 8))
+    with pytest.raises(TypeError, match=r"x: expected the parameters' dtype torch.float32, got torch.float64"):
+        ffn(torch.ones(1, 2, 16, dtype=torch.float64))
+    with pytest.raises(TypeError, match=r"d_ff: expected an int, got float"):
+        FeedForward(16, 32.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"dropout: expected a probability in \[0, 1\), got 1.5"):
+        FeedForward(16, 32, dropout=1.5)
+    assert ffn(torch.randn(5, 16)).shape == (5, 16)  # any leading dimensions (the MoE experts rely on it)
+
+
+def test_layer_norm_eps_and_num_layers_are_validated() -> None:
+    with pytest.raises(ValueError, match=r"layer_norm_eps: expected a non-negative float, got -1"):
+        EncoderLayer(16, 4, 32, layer_norm_eps=-1)
+    with pytest.raises(ValueError, match=r"layer_norm_eps"):
+        DecoderLayer(16, 4, 32, layer_norm_eps=float("nan"))
+    with pytest.raises(TypeError, match=r"num_layers: expected an int, got float"):
+        Encoder(2.0, 16, 4, 32)  # type: ignore[arg-type]

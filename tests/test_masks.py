@@ -146,3 +146,15 @@ def test_three_d_mask_is_never_broadcast_against_heads():
 def test_attention_mask_for_heads_rejects(shape, dtype, error, match):
     with pytest.raises(error, match=match):
         attention_mask_for_heads(torch.ones(shape, dtype=dtype), B, H, L, S)
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def test_padding_mask_rejects_one_shot_iterables_and_scalars() -> None:
+    # a generator used to be consumed by the type check, leaving a silently empty (0, S) mask
+    with pytest.raises(TypeError, match=r"lengths: expected a \(B,\) integer tensor or a list of ints, got generator"):
+        padding_mask((n for n in [1, 2]), 3)
+    with pytest.raises(TypeError, match=r"lengths: .* got int"):
+        padding_mask(3, 3)  # type: ignore[arg-type]
+    assert torch.equal(padding_mask((1, 3), 3), torch.tensor([[True, False, False], [True, True, True]]))

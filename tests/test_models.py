@@ -210,3 +210,62 @@ def test_encoder_only_is_bidirectional_and_ignores_padding() -> None:
 def test_encoder_only_without_head_cannot_classify() -> None:
     with pytest.raises(ValueError, match="num_classes"):
         _bert().classify(_tokens(V_SRC, B, S, seed=1))
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def _tiny(**kwargs: object) -> Transformer:
+    sizes = dict(d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32, dropout=0.0)
+    return Transformer(V_SRC, V_TGT, **{**sizes, **kwargs}).eval()  # type: ignore[arg-type]
+
+
+def test_constructor_sizes_and_pad_id_are_validated() -> None:
+    with pytest.raises(ValueError, match=r"num_heads: expected a positive int, got 0"):
+        _tiny(num_heads=0)  # was ZeroDivisionError
+    with pytest.raises(ValueError, match=r"max_len: expected a positive int, got 0"):
+        _tiny(max_len=0)
+    with pytest.raises(TypeError, match=r"src_vocab_size: expected an int, got float"):
+        Transformer(10.0, 10)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"pad_id: expected an id in \[0, 19\)"):
+        _tiny(pad_id=V_TGT)  # PAD outside the target vocabulary: greedy_decode would emit an invalid id
+    with pytest.raises(ValueError, match=r"vocab_size: expected a positive int, got 0"):
+        DecoderOnlyTransformer(0, 16, 2, 1, 32, 8)
+    with pytest.raises(ValueError, match=r"max_len: expected a positive int, got 0"):
+        DecoderOnlyTransformer(10, 16, 2, 1, 32, 0, positional="sinusoidal")
+    with pytest.raises(ValueError, match=r"pad_id: expected an id in \[0, 10\)"):
+        EncoderOnlyTransformer(10, 16, 2, 1, 32, 8, pad_id=99)
+    with pytest.raises(ValueError, match=r"num_classes: expected a positive int, got 0"):
+        EncoderOnlyTransformer(10, 16, 2, 1, 32, 8, num_classes=0)
+
+
+def test_token_dtype_batch_and_memory_errors() -> None:
+    model = _tiny()
+    src, tgt = torch.tensor([[1, 2, 3]]), torch.tensor([[1, 2]])
+    with pytest.raises(TypeError, match=r"src: expected an integer tensor \(int64 or int32\).*torch.uint8"):
+        model(src.to(torch.uint8), tgt)  # was an obscure error from inside nn.Embedding
+    with pytest.raises(ValueError, match=r"src, tgt_in: expected one batch size B"):
+        model(src.repeat(2, 1), tgt.repeat(3, 1))
+    memory = model.encode(src)
+    with pytest.raises(ValueError, match=r"memory: expected \(B=2, S, D\)"):
+        model.decode(tgt.repeat(2, 1), memory)
+    with pytest.raises(ValueError, match=r"src_padding: expected \(B, S\)=\(1, 3\) bool, got \(3,\)"):
+        model.decode(tgt, memory, torch.ones(3, dtype=torch.bool))
+    assert model(src.int(), tgt.int()).shape == (1, 2, V_TGT)
+
+
+def test_empty_batch_runs_instead_of_crashing() -> None:
+    empty = torch.zeros(0, 3, dtype=torch.long)
+    assert _tiny()(empty, empty).shape == (0, 3, V_TGT)  # was "min(): Expected reduction dim ..."
+    assert DecoderOnlyTransformer(10, 16, 2, 1, 32, 8)(empty).shape == (0, 3, 10)
+    assert EncoderOnlyTransformer(10, 16, 2, 1, 32, 8)(empty).shape == (0, 3, 10)
+
+
+def test_generate_argument_types() -> None:
+    model = DecoderOnlyTransformer(10, 16, 2, 1, 32, 8).eval()
+    with pytest.raises(TypeError, match=r"prompt: expected an integer tensor .* got list"):
+        model.generate([[1, 2]], 2)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"max_new_tokens: expected an int, got float"):
+        model.generate(torch.tensor([[1, 2]]), 2.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"temperature: expected >= 0, got nan"):
+        model.generate(torch.tensor([[1, 2]]), 2, temperature=float("nan"))

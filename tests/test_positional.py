@@ -159,3 +159,25 @@ def test_rope_cache_grows_and_is_not_saved():
 def test_positional_errors(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def test_sinusoidal_table_rejects_an_integer_dtype() -> None:
+    # torch.long used to round every value in [-1, 1] to 0 or ±1, silently
+    with pytest.raises(TypeError, match=r"dtype: expected a floating-point torch.dtype"):
+        sinusoidal_positional_encoding(3, 4, dtype=torch.long)
+
+
+def test_rope_base_must_be_a_number() -> None:
+    with pytest.raises(TypeError, match=r"base: expected a positive number, got str"):
+        RotaryEmbedding(8, base="1e4")  # type: ignore[arg-type]
+
+
+def test_learned_positions_keep_the_input_dtype() -> None:
+    pos = LearnedPositionalEmbedding(4, 8)  # float32 table
+    x = torch.randn(2, 3, 8, dtype=torch.float16)
+    out = pos(x)
+    assert out.dtype == torch.float16  # as SinusoidalPositionalEncoding; it used to promote to float32
+    assert_close(out, x + pos.embedding.weight[:3].half(), atol=0.0, rtol=0.0)

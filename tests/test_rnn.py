@@ -374,3 +374,17 @@ def test_fixed_and_attention_models_differ_only_by_the_attention_module():
     fixed = Seq2SeqRNN(V_SRC, V_TGT, 8, 10)
     attn = Seq2SeqRNN(V_SRC, V_TGT, 8, 10, attention="bahdanau")
     assert count_parameters(attn) - count_parameters(fixed) == count_parameters(attn.attention)
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def test_seq2seq_empty_batch_and_byte_ids_are_clear_errors() -> None:
+    model = _model("gru", None)
+    src, tgt_in = _batch()
+    with pytest.raises(ValueError, match=r"src: expected \(B, S\) with B ≥ 1"):
+        model(src[:0], tgt_in[:0])  # was "Cannot pack empty tensors"
+    with pytest.raises(ValueError, match=r"src: expected \(B, S\) with B ≥ 1"):
+        model.greedy_decode(src[:0], 3, BOS, EOS)
+    with pytest.raises(TypeError, match=r"src: expected an integer tensor \(int64 or int32\).*torch.uint8"):
+        model(src.to(torch.uint8), tgt_in)  # was an error from inside nn.Embedding

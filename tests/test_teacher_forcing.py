@@ -75,3 +75,28 @@ def test_errors_name_the_argument() -> None:
         sequence_cross_entropy(logits[:, :2], targets, PAD)
     with pytest.raises(ValueError, match="label_smoothing"):
         sequence_cross_entropy(logits, targets, PAD, label_smoothing=1.5)
+
+
+# --- regressions found by the hostile review ---------------------------------------------------------------
+
+
+def test_cross_entropy_bad_targets_are_clear_errors() -> None:
+    logits = torch.randn(1, 2, 5)
+    with pytest.raises(ValueError, match=r"targets: expected ids in \[0, V=5\) \(or pad_id=0\), got min 1, max 6"):
+        sequence_cross_entropy(logits, torch.tensor([[1, 6]]), pad_id=0)  # was torch's IndexError
+    with pytest.raises(ValueError, match=r"got min -3"):
+        sequence_cross_entropy(logits, torch.tensor([[1, -3]]), pad_id=0)
+    with pytest.raises(TypeError, match=r"pad_id: expected an int, got float"):
+        sequence_cross_entropy(logits, torch.tensor([[1, 2]]), pad_id=0.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"label_smoothing: expected a float in \[0, 1\], got str"):
+        sequence_cross_entropy(logits, torch.tensor([[1, 2]]), 0, "0.1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"tgt: expected an integer tensor"):
+        shift_right(torch.zeros(2, 2, dtype=torch.cfloat), 1)
+
+
+def test_cross_entropy_accepts_int32_targets_and_out_of_vocab_pad() -> None:
+    logits = torch.randn(2, 3, 5, dtype=torch.float64)
+    targets = torch.tensor([[1, 2, 7], [4, 7, 7]])  # pad_id 7 lies outside the vocabulary: fine, it is ignored
+    expected = torch.nn.functional.cross_entropy(logits[targets != 7], targets[targets != 7])
+    assert_close(sequence_cross_entropy(logits, targets, pad_id=7), expected, atol=1e-12, rtol=0.0)
+    assert_close(sequence_cross_entropy(logits, targets.int(), pad_id=7), expected, atol=1e-12, rtol=0.0)

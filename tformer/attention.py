@@ -39,6 +39,9 @@ class KVCache:
     Shape:
         ``key``, ``value``: ``(B, H, S, Dh)`` once filled, ``None`` before.
 
+    Raises:
+        ValueError: in :meth:`update`, if new keys/values do not match the cached ``(B, H, ·, Dh)`` or each other.
+
     Source: the standard inference optimisation of autoregressive Transformers (e.g. Pope et al. 2022,
     "Efficiently Scaling Transformer Inference", §2).
     """
@@ -57,7 +60,24 @@ class KVCache:
 
         Shape:
             key, value: ``(B, H, S_new, Dh)``; returns two ``(B, H, S_past + S_new, Dh)`` tensors.
+
+        Raises:
+            ValueError: if they are not 4-D, differ in B, H or S_new, or (when appending) in B, H or Dh from
+                the cache.
         """
+        appending = self.key is not None and self.value is not None and not self.static
+
+        def _fits(new: Tensor, old: Tensor | None) -> bool:  # same (B, H, ·, Dh) as what is cached
+            return old is None or not appending or (new.shape[:2] == old.shape[:2] and new.shape[3:] == old.shape[3:])
+
+        if key.dim() != 4 or value.dim() != 4 or key.shape[:3] != value.shape[:3] or not (
+            _fits(key, self.key) and _fits(value, self.value)
+        ):
+            cached = None if self.key is None else tuple(self.key.shape)
+            raise ValueError(
+                f"key, value: expected (B, H, S_new, Dh) each, matching the cache {cached}, "
+                f"got {tuple(key.shape)} and {tuple(value.shape)}"
+            )
         if self.key is None or self.value is None or self.static:
             self.key, self.value = key, value
         else:
@@ -76,13 +96,23 @@ class KVCache:
             self.value = self.value.index_select(0, index)  # (B_new, H, S, Dh)
 
 
-def _check_input(name: str, x: Tensor, d_model: int) -> None:
+def _check_input(name: str, x: Tensor, d_model: int, dtype: torch.dtype | None = None) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
     if not x.is_floating_point():
         raise TypeError(f"{name}: expected a floating-point tensor (B, *, D), got dtype {x.dtype}")
+    if dtype is not None and x.dtype != dtype:
+        raise TypeError(f"{name}: expected the parameters' dtype {dtype}, got {x.dtype} (convert one with .to())")
     if x.dim() != 3 or x.shape[-1] != d_model:
         raise ValueError(f"{name}: expected shape (B, *, D={d_model}), got {tuple(x.shape)}")
+
+
+def _check_dropout(dropout: object) -> float:
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
+        raise TypeError(f"dropout: expected a float in [0, 1), got {type(dropout).__name__}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout}")
+    return float(dropout)
 
 
 class MultiHeadAttention(nn.Module):
@@ -100,8 +130,14 @@ class MultiHeadAttention(nn.Module):
     Parameters: ``w_q, w_k, w_v, w_o``, each ``Linear(D, D)``; 4·D² + 4·D numbers with bias, 4·D² without,
     independent of H.
 
+    Shape:
+        ``forward(query (B, L, D), key (B, S, D), value (B, S, D), mask) -> (output (B, L, D),
+        weights (B, H, L, S))``; same dtype as the parameters.
+
     Raises:
-        ValueError: if ``d_model`` is not divisible by ``num_heads``, or an argument is not positive.
+        TypeError: if ``d_model`` or ``num_heads`` is not an int, or ``dropout`` not a number.
+        ValueError: if ``d_model`` is not divisible by ``num_heads``, a size is not positive, or ``dropout`` is
+            outside ``[0, 1)``.
     """
 
     def __init__(
@@ -114,12 +150,18 @@ class MultiHeadAttention(nn.Module):
         rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
+        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
         if d_model <= 0 or num_heads <= 0:
             raise ValueError(f"d_model ({d_model}) and num_heads ({num_heads}) must be positive")
         if d_model % num_heads != 0:
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout}")
+        dropout = _check_dropout(dropout)
+        self_dh = d_model // num_heads
+        if rope is not None and (not isinstance(rope, RotaryEmbedding) or rope.head_dim != self_dh):
+            got = rope.head_dim if isinstance(rope, RotaryEmbedding) else type(rope).__name__
+            raise ValueError(f"rope: expected a RotaryEmbedding with head_dim Dh = D / H = {self_dh}, got {got}")
         self.d_model = d_model
         self.num_heads = num_heads
         self.head_dim = d_model // num_heads
@@ -161,18 +203,19 @@ class MultiHeadAttention(nn.Module):
             where the mask allows no key).
 
         Raises:
-            TypeError: if an input is not a floating-point tensor.
+            TypeError: if an input is not a floating-point tensor of the parameters' dtype.
             ValueError: on a wrong rank or width, mismatched batch or key/value lengths, a bad mask, or RoPE used
                 with different query and key lengths.
         """
-        _check_input("query", query, self.d_model)
+        autocast = isinstance(query, Tensor) and torch.is_autocast_enabled(query.device.type)
+        _check_input("query", query, self.d_model, None if autocast else self.w_q.weight.dtype)
         B, L, _ = query.shape
         q = self._split_heads(self.w_q(query))  # (B, H, L, Dh)
         if cache is not None and cache.static and cache.key is not None and cache.value is not None:
             k, v = cache.key, cache.value  # (B, H, S, Dh): cross-attention memory projected on an earlier step
         else:
-            _check_input("key", key, self.d_model)
-            _check_input("value", value, self.d_model)
+            _check_input("key", key, self.d_model, None if autocast else query.dtype)
+            _check_input("value", value, self.d_model, None if autocast else query.dtype)
             if key.shape[:2] != value.shape[:2] or key.shape[0] != B:
                 raise ValueError(
                     f"key/value: expected (B={B}, S, D) each with the same S, "

@@ -24,7 +24,8 @@ from tformer.attention import KVCache
 __all__ = ["KVCache", "beam_search", "greedy_decode", "reorder_cache", "sample_next_token"]
 
 
-def _check_decode_args(src: Tensor, max_len: int, bos_id: int, eos_id: int) -> None:
+def _check_decode_args(model: Any, src: Tensor, max_len: int, bos_id: int, eos_id: int) -> int:
+    """Validate the arguments; return the number of steps to run (``max_len``, capped at ``model.max_len``)."""
     if not isinstance(src, Tensor) or src.dim() != 2:
         got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
         raise ValueError(f"src: expected an integer tensor of shape (B, S), got {got}")
@@ -33,10 +34,25 @@ def _check_decode_args(src: Tensor, max_len: int, bos_id: int, eos_id: int) -> N
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+        if value == model.pad_id:
+            # the teacher-forced decoder hides pad_id keys, so BOS = PAD would train a different model than the
+            # one decoded here, and EOS = PAD could not be told apart from the padding after it
+            raise ValueError(f"{name}: expected an id different from model.pad_id={model.pad_id}, got {value}")
+    model_max = getattr(model, "max_len", None)  # the decoder input holds BOS + the tokens so far
+    return max_len if model_max is None else min(max_len, model_max)
+
+
+def _check_eos(eos_id: int, V: int) -> None:
+    if not 0 <= eos_id < V:
+        raise ValueError(f"eos_id: expected an id in the target vocabulary [0, {V}), got {eos_id}")
 
 
 def reorder_cache(cache: Any, index: Tensor) -> None:
-    """Call :meth:`KVCache.reorder` on every cache in a (possibly nested) list/tuple, e.g. ``model.new_cache()``."""
+    """Call :meth:`KVCache.reorder` on every cache in a (possibly nested) list/tuple, e.g. ``model.new_cache()``.
+
+    Shape: ``index (B_new,)`` integer positions into the current batch. Raises: TypeError (from iteration) if
+    ``cache`` is neither a :class:`KVCache` nor an iterable of them.
+    """
     if isinstance(cache, KVCache):
         cache.reorder(index)
     else:
@@ -61,14 +77,22 @@ def greedy_decode(
         bos_id, eos_id: start and end ids of the target vocabulary.
         use_cache: reuse keys/values between steps.
 
+    ``model.pad_id`` is never generated as a token (its logit is ignored), so it only ever appears as the
+    padding after EOS. When ``model`` has a ``max_len`` attribute, at most ``model.max_len`` tokens are
+    generated (the decoder cannot read a longer prefix), even if ``max_len`` is larger.
+
+    Shape:
+        ``src (B, S) -> (B, L)`` int64.
+
     Returns:
         ``(B, L)`` with ``L ≤ max_len``: each row stops at its own EOS and is padded with ``model.pad_id``;
         decoding ends as soon as every row is done.
 
     Raises:
-        ValueError/TypeError: on a malformed ``src``, ``max_len``, ``bos_id`` or ``eos_id``.
+        ValueError/TypeError: on a malformed ``src``, ``max_len``, ``bos_id`` or ``eos_id``, an ``eos_id``
+            outside the target vocabulary, or ``bos_id``/``eos_id`` equal to ``model.pad_id``.
     """
-    _check_decode_args(src, max_len, bos_id, eos_id)
+    max_len = _check_decode_args(model, src, max_len, bos_id, eos_id)
     memory = model.encode(src)  # (B, S, D)
     src_padding = src != model.pad_id  # (B, S)
     B = src.shape[0]
@@ -77,7 +101,9 @@ def greedy_decode(
     cache = model.new_cache() if use_cache else None
     for _ in range(max_len):
         step_input = ys[:, -1:] if use_cache else ys  # (B, 1) or (B, t)
-        logits = model.decode(step_input, memory, src_padding, cache=cache)[:, -1]  # (B, V)
+        logits = model.decode(step_input, memory, src_padding, cache=cache)[:, -1].clone()  # (B, V)
+        _check_eos(eos_id, logits.shape[-1])
+        logits[:, model.pad_id] = float("-inf")  # PAD is padding, never a generated token
         next_token = logits.argmax(dim=-1).masked_fill(done, model.pad_id)  # (B,)
         ys = torch.cat([ys, next_token[:, None]], dim=1)  # (B, t + 1)
         done |= next_token == eos_id
@@ -119,10 +145,17 @@ def beam_search(
     Returns:
         ``(B, L)`` with ``L ≤ max_len``: the best hypothesis per row, EOS then ``model.pad_id`` padding.
 
+    As in :func:`greedy_decode`, ``model.pad_id`` is never generated and ``max_len`` is capped at
+    ``model.max_len``. Source: the beam search of Sutskever et al. 2014, §3.2, as used by Vaswani et al. 2017,
+    §6.1 (beam 4, α = 0.6).
+
+    Shape:
+        ``src (B, S) -> (B, L)`` int64; internally ``B·K`` rows.
+
     Raises:
         ValueError: if ``beam_size`` is not a positive int, or as :func:`greedy_decode`.
     """
-    _check_decode_args(src, max_len, bos_id, eos_id)
+    max_len = _check_decode_args(model, src, max_len, bos_id, eos_id)
     if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
         raise ValueError(f"beam_size: expected a positive int, got {beam_size!r}")
     B, K, device, pad_id = src.shape[0], beam_size, src.device, model.pad_id
@@ -137,8 +170,11 @@ def beam_search(
     finished = torch.zeros(B * K, dtype=torch.bool, device=device)  # (B·K,)
     for _ in range(max_len):
         logits = model.decode(ys[:, -1:], memory, src_padding, cache=cache)[:, -1]  # (B·K, V)
-        log_probs = torch.log_softmax(logits.to(dtype), dim=-1)  # (B·K, V)
-        V = log_probs.shape[-1]
+        logits = logits.to(dtype)  # (B·K, V), a copy when dtype differs
+        V = logits.shape[-1]
+        _check_eos(eos_id, V)
+        logits = logits.index_fill(-1, torch.tensor([pad_id], device=device), float("-inf"))  # PAD: never a token
+        log_probs = torch.log_softmax(logits, dim=-1)  # (B·K, V), over the real tokens
         # a finished beam has exactly one continuation, PAD, at no cost
         frozen = torch.full_like(log_probs, float("-inf"))
         frozen[:, pad_id] = 0.0
@@ -178,10 +214,21 @@ def sample_next_token(
     Shape:
         ``logits (B, V) -> (B,)`` int64.
 
+    With ties at the k-th largest logit, every tied token is kept (so more than k may remain).
+
     Raises:
-        ValueError: if ``temperature < 0`` or ``top_k`` is not a positive int.
+        TypeError: if ``logits`` is not a floating-point tensor or ``temperature`` not a number.
+        ValueError: if ``logits`` is not 2-D, ``temperature`` is negative or NaN, or ``top_k`` is not a
+            positive int.
     """
-    if temperature < 0:
+    if not isinstance(logits, Tensor) or not logits.is_floating_point():
+        got = logits.dtype if isinstance(logits, Tensor) else type(logits).__name__
+        raise TypeError(f"logits: expected a floating-point tensor (B, V), got {got}")
+    if logits.dim() != 2:
+        raise ValueError(f"logits: expected shape (B, V), got {tuple(logits.shape)}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+        raise TypeError(f"temperature: expected a number >= 0, got {type(temperature).__name__}")
+    if not temperature >= 0:
         raise ValueError(f"temperature: expected >= 0, got {temperature}")
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise ValueError(f"top_k: expected None or a positive int, got {top_k!r}")

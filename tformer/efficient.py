@@ -29,6 +29,20 @@ from tformer.masks import attention_mask_for_heads
 __all__ = ["GroupedQueryAttention", "LinearAttention", "elu_feature_map", "linear_attention", "sliding_window_mask"]
 
 
+def _check_ints(**sizes: object) -> None:
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+
+
+def _check_module_input(name: str, x: object, d_model: int) -> None:
+    if not isinstance(x, Tensor) or not x.is_floating_point():
+        got = x.dtype if isinstance(x, Tensor) else type(x).__name__
+        raise TypeError(f"{name}: expected a floating-point tensor (B, *, D), got {got}")
+    if x.dim() != 3 or x.shape[-1] != d_model:
+        raise ValueError(f"{name}: expected shape (B, *, D={d_model}), got {tuple(x.shape)}")
+
+
 def sliding_window_mask(
     L: int, window: int, S: int | None = None, device: torch.device | str | None = None
 ) -> Tensor:
@@ -76,6 +90,10 @@ class GroupedQueryAttention(nn.Module):
     Parameters: ``w_q`` and ``w_o`` are ``Linear(D, D)``; ``w_k`` and ``w_v`` are ``Linear(D, H_kv·Dh)``, so
     the key/value projections (and the cache) shrink by the factor G.
 
+    Shape:
+        ``forward(query (B, L, D), key (B, S, D), value (B, S, D), mask) -> (output (B, L, D),
+        weights (B, H, L, S))``.
+
     Raises:
         ValueError: if a size is not positive, ``d_model % num_heads != 0`` or ``num_heads % num_kv_heads != 0``.
     """
@@ -84,6 +102,7 @@ class GroupedQueryAttention(nn.Module):
         self, d_model: int, num_heads: int, num_kv_heads: int, *, bias: bool = True, dropout: float = 0.0
     ) -> None:
         super().__init__()
+        _check_ints(d_model=d_model, num_heads=num_heads, num_kv_heads=num_kv_heads)
         if min(d_model, num_heads, num_kv_heads) <= 0:
             raise ValueError(
                 f"d_model ({d_model}), num_heads ({num_heads}) and num_kv_heads ({num_kv_heads}) must be positive"
@@ -105,10 +124,7 @@ class GroupedQueryAttention(nn.Module):
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
     def _check(self, name: str, x: Tensor) -> None:
-        if not isinstance(x, Tensor) or not x.is_floating_point():
-            raise TypeError(f"{name}: expected a floating-point tensor (B, *, D), got {type(x).__name__}")
-        if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"{name}: expected shape (B, *, D={self.d_model}), got {tuple(x.shape)}")
+        _check_module_input(name, x, self.d_model)
 
     def forward(
         self,
@@ -170,10 +186,12 @@ class GroupedQueryAttention(nn.Module):
 
         Raises:
             TypeError: if ``mha`` is not a :class:`~tformer.attention.MultiHeadAttention`.
-            ValueError: if ``num_kv_heads`` does not divide ``mha.num_heads``.
+            ValueError: if ``num_kv_heads`` does not divide ``mha.num_heads``, or ``mha`` uses RoPE.
         """
         if not isinstance(mha, MultiHeadAttention):
             raise TypeError(f"mha: expected a tformer MultiHeadAttention, got {type(mha).__name__}")
+        if mha.rope is not None:
+            raise ValueError("mha: expected a module without rope (GroupedQueryAttention has no rotary embedding)")
         has_bias = mha.w_q.bias is not None
         weight = mha.w_q.weight
         gqa = cls(mha.d_model, mha.num_heads, num_kv_heads, bias=has_bias, dropout=mha.dropout)
@@ -192,7 +210,11 @@ class GroupedQueryAttention(nn.Module):
 
 
 def elu_feature_map(x: Tensor) -> Tensor:
-    """φ(x) = elu(x) + 1, positive everywhere (Katharopoulos et al. 2020, §3.2.1, Eq. 7)."""
+    """φ(x) = elu(x) + 1, positive everywhere (Katharopoulos et al. 2020, §3.2.1, Eq. 7).
+
+    Shape: ``x (...)`` -> same shape and dtype. Raises: whatever ``torch.nn.functional.elu`` raises (e.g. on
+    integer tensors); :func:`linear_attention` checks its inputs first.
+    """
     return F.elu(x) + 1.0
 
 
@@ -212,8 +234,16 @@ def linear_attention(
         L = S.
 
     Raises:
-        ValueError: if the shapes disagree (Dh, S, or L != S when causal).
+        TypeError: if an input is not a floating-point tensor.
+        ValueError: if an input has fewer than 2 dimensions or the shapes disagree (Dh, S, or L != S when
+            causal).
     """
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor) or not t.is_floating_point():
+            got = t.dtype if isinstance(t, Tensor) else type(t).__name__
+            raise TypeError(f"{name}: expected a floating-point tensor, got {got}")
+        if t.dim() < 2:
+            raise ValueError(f"{name}: expected at least 2 dimensions (..., length, dim), got {tuple(t.shape)}")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"query, key, value: expected (..., L, Dh), (..., S, Dh), (..., S, Dv), "
@@ -245,11 +275,13 @@ class LinearAttention(nn.Module):
         ``forward(query (B, L, D), key (B, S, D), value (B, S, D), *, causal=False) -> (B, L, D)``.
 
     Raises:
-        ValueError: if ``d_model`` is not divisible by ``num_heads`` or a size is not positive.
+        ValueError: if ``d_model`` is not divisible by ``num_heads`` or a size is not positive (TypeError if not
+            an int); in ``forward``, on a wrong rank or width or mismatched batch sizes.
     """
 
     def __init__(self, d_model: int, num_heads: int, *, bias: bool = True) -> None:
         super().__init__()
+        _check_ints(d_model=d_model, num_heads=num_heads)
         if d_model <= 0 or num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(f"d_model ({d_model}) must be a positive multiple of num_heads ({num_heads})")
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
@@ -265,9 +297,10 @@ class LinearAttention(nn.Module):
     def forward(self, query: Tensor, key: Tensor, value: Tensor, *, causal: bool = False) -> Tensor:
         """Linear attention in H heads; ``causal=True`` lets position i see keys 0 … i only (needs L = S)."""
         for name, x in (("query", query), ("key", key), ("value", value)):
-            if x.dim() != 3 or x.shape[-1] != self.d_model:
-                raise ValueError(f"{name}: expected shape (B, *, D={self.d_model}), got {tuple(x.shape)}")
+            _check_module_input(name, x, self.d_model)
         B, L, _ = query.shape
+        if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
+            raise ValueError(f"key/value: expected (B={B}, S, D) each, got {tuple(key.shape)}, {tuple(value.shape)}")
         q, k, v = self._split(self.w_q(query)), self._split(self.w_k(key)), self._split(self.w_v(value))
         context = linear_attention(q, k, v, causal=causal)  # (B, H, L, Dh)
         return self.w_o(context.transpose(1, 2).reshape(B, L, self.d_model))  # (B, L, D)

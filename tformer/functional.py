@@ -62,13 +62,14 @@ def scaled_dot_product_attention(
         TypeError: if an input is not a tensor, is not floating point, or the dtypes differ; if ``mask`` is
             not bool (a float/additive mask is rejected: pass a bool mask, True = may attend); if
             ``dropout_p`` is not a number.
-        ValueError: if ``query`` and ``key`` differ in Dh, ``key`` and ``value`` differ in S, an input has
-            fewer than 2 dimensions, the leading dimensions do not broadcast, ``mask`` does not broadcast to
-            ``(..., L, S)``, or ``dropout_p`` is outside ``[0, 1)``.
+        ValueError: if ``query`` and ``key`` differ in Dh, Dh is 0, ``key`` and ``value`` differ in S, an
+            input has fewer than 2 dimensions or is on another device than ``query``, the leading dimensions do
+            not broadcast, ``mask`` does not broadcast to ``(..., L, S)`` or is on another device, or
+            ``dropout_p`` is outside ``[0, 1)``.
     """
     scores_shape = _check_inputs(query, key, value, dropout_p)
     if mask is not None:
-        _check_mask(mask, scores_shape)
+        _check_mask(mask, scores_shape, query.device)
 
     scale = 1.0 / math.sqrt(query.shape[-1])
     # Scaling Q (L·Dh numbers) is cheaper than scaling the scores (L·S numbers).
@@ -110,6 +111,8 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -
             raise TypeError(f"{name}: expected a floating-point tensor, got dtype {t.dtype}")
         if t.dim() < 2:
             raise ValueError(f"{name}: expected at least 2 dimensions (..., length, dim), got {tuple(t.shape)}")
+        if t.device != query.device:
+            raise ValueError(f"{name}: expected the device of query ({query.device}), got {t.device}")
     if key.dtype != query.dtype or value.dtype != query.dtype:
         raise TypeError(
             f"query, key, value: expected one dtype, got {query.dtype}, {key.dtype}, {value.dtype}"
@@ -119,6 +122,8 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -
             f"query and key: last dimension Dh must match, got query (..., L, Dh)={tuple(query.shape)} "
             f"and key (..., S, Dh)={tuple(key.shape)}"
         )
+    if query.shape[-1] == 0:
+        raise ValueError(f"query: expected a head dimension Dh >= 1 (scale 1/sqrt(Dh)), got {tuple(query.shape)}")
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"key and value: length S must match, got key (..., S, Dh)={tuple(key.shape)} "
@@ -138,8 +143,8 @@ def _check_inputs(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -
     return torch.Size((*batch, query.shape[-2], key.shape[-2]))
 
 
-def _check_mask(mask: Tensor, scores_shape: torch.Size) -> None:
-    """Check that ``mask`` is a bool tensor broadcastable to the score shape ``(..., L, S)``."""
+def _check_mask(mask: Tensor, scores_shape: torch.Size, device: torch.device) -> None:
+    """Check that ``mask`` is a bool tensor on ``device``, broadcastable to the score shape ``(..., L, S)``."""
     if not isinstance(mask, Tensor):
         raise TypeError(f"mask: expected a bool torch.Tensor, got {type(mask).__name__}")
     if mask.dtype != torch.bool:
@@ -147,6 +152,8 @@ def _check_mask(mask: Tensor, scores_shape: torch.Size) -> None:
             f"mask: expected dtype torch.bool (True = may attend), got {mask.dtype}; "
             "pass a bool mask, e.g. causal_mask(L) or padding_mask(lengths, S)[:, None, None, :]"
         )
+    if mask.device != device:
+        raise ValueError(f"mask: expected the device of query ({device}), got {mask.device}")
     try:
         ok = torch.broadcast_shapes(mask.shape, scores_shape) == scores_shape
     except RuntimeError:

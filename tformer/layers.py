@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tformer.attention import KVCache, MultiHeadAttention
-from tformer.positional import RotaryEmbedding
+from tformer.attention import KVCache, MultiHeadAttention, _check_dropout
+from tformer.positional import RotaryEmbedding, _check_int
 
 __all__ = ["Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "FeedForward"]
 
@@ -40,10 +40,14 @@ class FeedForward(nn.Module):
         bias: whether the two linear maps have biases.
 
     Shape:
-        ``(B, L, D) -> (B, L, D)``; every position is transformed independently by the same weights.
+        ``(B, L, D) -> (B, L, D)`` (any leading dimensions); every position is transformed independently by
+        the same weights.
 
     Raises:
-        ValueError: on an unknown ``activation`` or a non-positive width.
+        TypeError: if a width is not an int or ``dropout`` not a number; in ``forward``, if ``x`` is not a
+            floating-point tensor of the parameters' dtype.
+        ValueError: on an unknown ``activation``, a non-positive width, ``dropout`` outside ``[0, 1)``; in
+            ``forward``, if the last dimension of ``x`` is not D.
     """
 
     def __init__(
@@ -52,14 +56,27 @@ class FeedForward(nn.Module):
         super().__init__()
         if activation not in _ACTIVATIONS:
             raise ValueError(f"activation: expected one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+        for name, value in (("d_model", d_model), ("d_ff", d_ff)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
         if d_model <= 0 or d_ff <= 0:
             raise ValueError(f"d_model ({d_model}) and d_ff ({d_ff}) must be positive")
+        dropout = _check_dropout(dropout)
+        self.d_model = d_model
         self.activation = activation
         self.w_1 = nn.Linear(d_model, d_ff, bias=bias)
         self.w_2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
+        """Apply the two linear maps with the activation between. Shape: ``(..., D) -> (..., D)``."""
+        if not isinstance(x, Tensor) or not x.is_floating_point():
+            got = x.dtype if isinstance(x, Tensor) else type(x).__name__
+            raise TypeError(f"x: expected a floating-point tensor (..., D), got {got}")
+        if x.dtype != self.w_1.weight.dtype and not torch.is_autocast_enabled(x.device.type):
+            raise TypeError(f"x: expected the parameters' dtype {self.w_1.weight.dtype}, got {x.dtype}")
+        if x.dim() < 1 or x.shape[-1] != self.d_model:  # any leading dimensions: positions are independent
+            raise ValueError(f"x: expected shape (..., D={self.d_model}), got {tuple(x.shape)}")
         hidden = _ACTIVATIONS[self.activation](self.w_1(x))  # (B, L, F)
         return self.w_2(self.dropout(hidden))  # (B, L, D)
 
@@ -68,9 +85,33 @@ def _activation_name(layer: nn.TransformerEncoderLayer | nn.TransformerDecoderLa
     act = layer.activation
     if act is F.relu or isinstance(act, nn.ReLU):
         return "relu"
-    if act is F.gelu or isinstance(act, nn.GELU):
+    if act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none"):
         return "gelu"
-    raise ValueError(f"layer: activation must be relu or gelu, got {act}")
+    raise ValueError(f"layer: activation must be relu or exact gelu (approximate='none'), got {act}")
+
+
+def _check_torch_layer(layer: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer, num_norms: int) -> None:
+    """Reject torch layers whose settings our layer cannot express, rather than silently differing.
+
+    Ours has one LayerNorm epsilon, affine LayerNorms with biases exactly when the FFN has them, and one dropout
+    rate; torch lets each of these be changed per sublayer after construction.
+    """
+    norms = [getattr(layer, f"norm{i}") for i in range(1, num_norms + 1)]
+    bias = layer.linear1.bias is not None
+    for i, norm in enumerate(norms, start=1):
+        if norm.weight is None or (norm.bias is not None) != bias:
+            raise ValueError(
+                f"layer: norm{i} must be an affine LayerNorm with bias={bias} (as linear1), "
+                f"got elementwise_affine={norm.weight is not None}, bias={norm.bias is not None}"
+            )
+    if (layer.linear2.bias is not None) != bias:
+        raise ValueError(f"layer: linear1 and linear2 must both have biases or neither, got linear1 bias={bias}")
+    eps = {norm.eps for norm in norms}
+    if len(eps) > 1:
+        raise ValueError(f"layer: every LayerNorm must share one eps, got {[norm.eps for norm in norms]}")
+    rates = {layer.dropout.p} | {getattr(layer, f"dropout{i}").p for i in range(1, num_norms + 1)}
+    if len(rates) > 1:
+        raise ValueError(f"layer: every dropout must share one rate, got {sorted(rates)}")
 
 
 def _copy_linear(dst: nn.Linear, src: nn.Linear) -> None:
@@ -83,6 +124,13 @@ def _copy_norm(dst: nn.LayerNorm, src: nn.LayerNorm) -> None:
     dst.weight.copy_(src.weight)
     if dst.bias is not None:
         dst.bias.copy_(src.bias)
+
+
+def _check_norm_eps(layer_norm_eps: object) -> None:
+    if isinstance(layer_norm_eps, bool) or not isinstance(layer_norm_eps, (int, float)):
+        raise TypeError(f"layer_norm_eps: expected a float, got {type(layer_norm_eps).__name__}")
+    if not layer_norm_eps >= 0:
+        raise ValueError(f"layer_norm_eps: expected a non-negative float, got {layer_norm_eps}")
 
 
 class EncoderLayer(nn.Module):
@@ -99,8 +147,12 @@ class EncoderLayer(nn.Module):
         bias: biases in the linear maps and LayerNorms.
         rope: optional rotary embedding for the self-attention.
 
+    Shape:
+        ``forward(x (B, L, D), mask) -> (output (B, L, D), weights (B, H, L, S))``.
+
     Raises:
-        ValueError: if ``d_model`` is not divisible by ``num_heads``, or another argument is invalid.
+        ValueError: if ``d_model`` is not divisible by ``num_heads``, ``layer_norm_eps`` is negative, or another
+            argument is invalid (TypeError for a wrong type).
     """
 
     def __init__(
@@ -117,6 +169,7 @@ class EncoderLayer(nn.Module):
         rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
+        _check_norm_eps(layer_norm_eps)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
@@ -160,10 +213,12 @@ class EncoderLayer(nn.Module):
 
         Raises:
             TypeError: if ``layer`` is not an ``nn.TransformerEncoderLayer``.
-            ValueError: if its activation is neither relu nor gelu.
+            ValueError: if its activation is neither relu nor exact gelu, its LayerNorms differ in eps or are not
+                affine, its dropout rates differ, or its biases are mixed (settings ours cannot express).
         """
         if not isinstance(layer, nn.TransformerEncoderLayer):
             raise TypeError(f"layer: expected nn.TransformerEncoderLayer, got {type(layer).__name__}")
+        _check_torch_layer(layer, num_norms=2)
         attn = MultiHeadAttention.from_torch(layer.self_attn)
         ours = cls(
             attn.d_model, attn.num_heads, layer.linear1.out_features, layer.dropout.p, layer.norm_first,
@@ -184,6 +239,13 @@ class DecoderLayer(nn.Module):
 
     Each of the three sublayers has residual + LayerNorm, placed as in :class:`EncoderLayer`. Same arguments as
     :class:`EncoderLayer` (without ``rope``).
+
+    Shape:
+        ``forward(x (B, L, D), memory (B, S, D), self_mask, memory_mask) -> (output (B, L, D),
+        self weights (B, H, L, L), cross weights (B, H, L, S))``.
+
+    Raises:
+        ValueError / TypeError: as :class:`EncoderLayer`.
     """
 
     def __init__(
@@ -199,6 +261,7 @@ class DecoderLayer(nn.Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
+        _check_norm_eps(layer_norm_eps)
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
@@ -255,10 +318,11 @@ class DecoderLayer(nn.Module):
 
         Raises:
             TypeError: if ``layer`` is not an ``nn.TransformerDecoderLayer``.
-            ValueError: if its activation is neither relu nor gelu.
+            ValueError: as :meth:`EncoderLayer.from_torch`.
         """
         if not isinstance(layer, nn.TransformerDecoderLayer):
             raise TypeError(f"layer: expected nn.TransformerDecoderLayer, got {type(layer).__name__}")
+        _check_torch_layer(layer, num_norms=3)
         self_attn = MultiHeadAttention.from_torch(layer.self_attn)
         ours = cls(
             self_attn.d_model, self_attn.num_heads, layer.linear1.out_features, layer.dropout.p,
@@ -280,10 +344,13 @@ class Encoder(nn.Module):
 
     The 2017 paper is post-norm: each layer already ends with a LayerNorm. Pre-norm (Xiong et al. 2020) leaves
     the residual stream un-normalised, so one final LayerNorm is added (``final_norm``; ``None`` for post-norm).
-    Other arguments as :class:`EncoderLayer`.
+    Other arguments as :class:`EncoderLayer`. Vaswani et al. 2017, §3.1 (N = 6 identical layers).
 
     Shape:
         ``forward(x (B, L, D), mask) -> (output (B, L, D), [weights (B, H, L, S)] * num_layers)``.
+
+    Raises:
+        ValueError / TypeError: if ``num_layers`` is not a positive int, or as :class:`EncoderLayer`.
     """
 
     def __init__(
@@ -300,8 +367,7 @@ class Encoder(nn.Module):
         rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
-        if num_layers <= 0:
-            raise ValueError(f"num_layers: expected a positive int, got {num_layers}")
+        _check_int("num_layers", num_layers, 1)
         self.layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
                          layer_norm_eps=layer_norm_eps, rope=rope)
@@ -333,6 +399,9 @@ class Decoder(nn.Module):
     Shape:
         ``forward(x (B, L, D), memory (B, S, D), self_mask, memory_mask) -> (output (B, L, D),
         [self weights (B, H, L, L)] * num_layers, [cross weights (B, H, L, S)] * num_layers)``.
+
+    Raises:
+        ValueError / TypeError: if ``num_layers`` is not a positive int, or as :class:`DecoderLayer`.
     """
 
     def __init__(
@@ -348,8 +417,7 @@ class Decoder(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        if num_layers <= 0:
-            raise ValueError(f"num_layers: expected a positive int, got {num_layers}")
+        _check_int("num_layers", num_layers, 1)
         self.layers = nn.ModuleList(
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
                          layer_norm_eps=layer_norm_eps)

@@ -82,9 +82,12 @@ def padding_mask(lengths: Tensor | Sequence[int], S: int) -> Tensor:
     """
     S = _check_length("S", S)
     if not isinstance(lengths, Tensor):
+        if not isinstance(lengths, Sequence) or isinstance(lengths, str):
+            raise TypeError(f"lengths: expected a (B,) integer tensor or a list of ints, got {type(lengths).__name__}")
+        lengths = list(lengths)
         if not all(isinstance(n, int) and not isinstance(n, bool) for n in lengths):
-            raise TypeError(f"lengths: expected a sequence of ints, got {list(lengths)!r}")
-        lengths = torch.tensor(list(lengths), dtype=torch.long)
+            raise TypeError(f"lengths: expected a sequence of ints, got {lengths!r}")
+        lengths = torch.tensor(lengths, dtype=torch.long)
     if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
         raise TypeError(f"lengths: expected an integer tensor, got dtype {lengths.dtype}")
     if lengths.dim() != 1:

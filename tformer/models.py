@@ -54,18 +54,33 @@ def init_weights(model: nn.Module, scheme: Literal["xavier", "torch"] = "xavier"
 
 def _check_tokens(name: str, tokens: Tensor, vocab_size: int, max_len: int, offset: int = 0) -> None:
     """Validate a (B, L) integer token tensor; ``offset`` counts positions already cached."""
-    if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.dtype == torch.bool:
+    if not isinstance(tokens, Tensor) or tokens.dtype not in (torch.int64, torch.int32):
         got = tokens.dtype if isinstance(tokens, Tensor) else type(tokens).__name__
-        raise TypeError(f"{name}: expected an integer tensor of token ids (B, L), got {got}")
+        raise TypeError(f"{name}: expected an integer tensor (int64 or int32) of token ids (B, L), got {got}")
     if tokens.dim() != 2 or tokens.shape[1] == 0:
         raise ValueError(f"{name}: expected shape (B, L) with L >= 1, got {tuple(tokens.shape)}")
     if offset + tokens.shape[1] > max_len:
         raise ValueError(
             f"{name}: length {tokens.shape[1]} (+ {offset} cached) exceeds the model's max_len={max_len}"
         )
+    if tokens.numel() == 0:  # B = 0: nothing to check
+        return
     low, high = int(tokens.min()), int(tokens.max())
     if low < 0 or high >= vocab_size:
         raise ValueError(f"{name}: token ids must lie in [0, {vocab_size}), got min {low}, max {high}")
+
+
+def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
+    """Every size a positive int; ``pad_id`` (when given) a valid id of every vocabulary among ``sizes``."""
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"{name}: expected a positive int, got {value}")
+    if pad_id is not None:
+        vocab = min(v for k, v in sizes.items() if k.endswith("vocab_size"))
+        if isinstance(pad_id, bool) or not isinstance(pad_id, int) or not 0 <= pad_id < vocab:
+            raise ValueError(f"pad_id: expected an id in [0, {vocab}) (inside every vocabulary), got {pad_id!r}")
 
 
 @dataclass
@@ -104,7 +119,8 @@ class Transformer(nn.Module):
         ``forward(src (B, S), tgt_in (B, L)) -> logits (B, L, V_tgt)``.
 
     Raises:
-        ValueError: if ``d_model`` is not divisible by ``num_heads`` or another size is invalid.
+        ValueError: if ``d_model`` is not divisible by ``num_heads``, a size is not positive, or ``pad_id`` is
+            not an id of both vocabularies. TypeError: if a size is not an int.
     """
 
     def __init__(
@@ -126,6 +142,8 @@ class Transformer(nn.Module):
         init: Literal["xavier", "torch"] = "xavier",
     ) -> None:
         super().__init__()
+        _check_sizes(pad_id, src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=d_model,
+                     num_heads=num_heads, max_len=max_len)
         if d_model % num_heads != 0:
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
         self.src_vocab_size, self.tgt_vocab_size = src_vocab_size, tgt_vocab_size
@@ -162,7 +180,15 @@ class Transformer(nn.Module):
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         past = 0 if cache is None else len(cache[0][0])
         _check_tokens("tgt_in", tgt_in, self.tgt_vocab_size, self.max_len, offset=past)
-        L = tgt_in.shape[1]
+        B, L = tgt_in.shape
+        if not isinstance(memory, Tensor) or memory.dim() != 3 or memory.shape[0] != B:
+            got = tuple(memory.shape) if isinstance(memory, Tensor) else type(memory).__name__
+            raise ValueError(f"memory: expected (B={B}, S, D) from encode() of a batch of B={B} sources, got {got}")
+        if src_padding is not None and (
+            not isinstance(src_padding, Tensor) or tuple(src_padding.shape) != tuple(memory.shape[:2])
+        ):
+            got = tuple(src_padding.shape) if isinstance(src_padding, Tensor) else type(src_padding).__name__
+            raise ValueError(f"src_padding: expected (B, S)={tuple(memory.shape[:2])} bool, got {got}")
         if cache is None:  # teacher forcing: causal, and padded target keys hidden too
             self_mask = causal_mask(L, device=tgt_in.device) & as_key_padding(tgt_in != self.pad_id)
         else:  # new positions see every cached one and the earlier new ones
@@ -186,6 +212,10 @@ class Transformer(nn.Module):
 
         Returns:
             logits ``(B, L, V_tgt)``.
+
+        Raises:
+            TypeError/ValueError: on bad ``tgt_in`` (as :meth:`forward`), a ``memory`` whose batch differs from
+            ``tgt_in``'s, or a ``src_padding`` not of shape ``(B, S)``.
         """
         return self._decode(tgt_in, memory, src_padding, cache)[0]
 
@@ -197,8 +227,14 @@ class Transformer(nn.Module):
 
         Raises:
             TypeError: if ``src``/``tgt_in`` are not integer tensors.
-            ValueError: if they are not 2-D, are longer than ``max_len``, or hold ids outside the vocabulary.
+            ValueError: if they are not 2-D, differ in batch size, are longer than ``max_len``, or hold ids
+                outside the vocabulary.
         """
+        if isinstance(src, Tensor) and isinstance(tgt_in, Tensor) and src.dim() == tgt_in.dim() == 2 and (
+            src.shape[0] != tgt_in.shape[0]
+        ):
+            raise ValueError(f"src, tgt_in: expected one batch size B, got src {tuple(src.shape)}, "
+                             f"tgt_in {tuple(tgt_in.shape)}")
         memory, src_padding, enc_w = self._encode(src)
         logits, self_w, cross_w = self._decode(tgt_in, memory, src_padding, None)
         if return_attention:
@@ -227,6 +263,7 @@ class _TokenStack(nn.Module):
         dropout: float, positional: str, norm_first: bool, activation: str,
     ) -> None:
         super().__init__()
+        _check_sizes(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, max_len=max_len)
         if positional not in ("learned", "sinusoidal", "rope"):
             raise ValueError(f"positional: expected 'learned', 'sinusoidal' or 'rope', got {positional!r}")
         if d_model % num_heads != 0:
@@ -274,6 +311,10 @@ class DecoderOnlyTransformer(nn.Module):
 
     Shape:
         ``forward(tokens (B, L)) -> logits (B, L, V)``; position l sees tokens 0..l only.
+
+    Raises:
+        ValueError: if ``d_model`` is not divisible by ``num_heads``, a size is not positive, ``positional`` is
+            unknown, or (with ``"rope"``) the head width is odd. TypeError: if a size is not an int.
     """
 
     def __init__(
@@ -336,7 +377,11 @@ class DecoderOnlyTransformer(nn.Module):
 
         Raises:
             ValueError: if ``P + max_new_tokens > max_len`` or ``max_new_tokens < 0``; see :meth:`forward`.
+            TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
         """
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+            raise TypeError(f"max_new_tokens: expected an int, got {type(max_new_tokens).__name__}")
+        _check_tokens("prompt", prompt, self.body.vocab_size, self.max_len)
         if max_new_tokens < 0 or prompt.shape[-1] + max_new_tokens > self.max_len:
             raise ValueError(
                 f"max_new_tokens: expected 0 <= max_new_tokens and prompt length {prompt.shape[-1]} + "
@@ -365,6 +410,13 @@ class EncoderOnlyTransformer(nn.Module):
         positional: ``"learned"`` (BERT), ``"sinusoidal"`` or ``"rope"``.
         norm_first: post-norm by default, as BERT.
         activation: ``"gelu"`` by default, as BERT.
+
+    Shape:
+        ``forward(tokens (B, L)) -> (B, L, V)``; ``classify(tokens (B, L)) -> (B, num_classes)``.
+
+    Raises:
+        ValueError: as :class:`DecoderOnlyTransformer`, or if ``pad_id`` is not in ``[0, vocab_size)`` or
+            ``num_classes`` is not positive.
     """
 
     def __init__(
@@ -374,6 +426,9 @@ class EncoderOnlyTransformer(nn.Module):
         init: Literal["xavier", "torch"] = "xavier",
     ) -> None:
         super().__init__()
+        _check_sizes(pad_id, vocab_size=vocab_size)
+        if num_classes is not None:
+            _check_sizes(num_classes=num_classes)
         self.pad_id = pad_id
         self.body = _TokenStack(vocab_size, d_model, num_heads, num_layers, d_ff, max_len, dropout,
                                 positional, norm_first, activation)

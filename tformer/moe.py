@@ -52,6 +52,9 @@ class MixtureOfExperts(nn.Module):
         activation: str = "relu",
     ) -> None:
         super().__init__()
+        for name, value in (("d_model", d_model), ("d_ff", d_ff), ("num_experts", num_experts), ("top_k", top_k)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
         if min(d_model, d_ff, num_experts, top_k) <= 0:
             raise ValueError(
                 f"d_model ({d_model}), d_ff ({d_ff}), num_experts ({num_experts}) and top_k ({top_k}) "
@@ -90,8 +93,15 @@ class MixtureOfExperts(nn.Module):
         return gates, indices, probs
 
     def forward(self, x: Tensor) -> Tensor:
-        """Σ over the k chosen experts e of gate_e · expert_e(x), token by token."""
-        if x.shape[-1] != self.d_model:
+        """Σ over the k chosen experts e of gate_e · expert_e(x), token by token.
+
+        Raises:
+            TypeError: if ``x`` is not a floating-point tensor. ValueError: if its last dimension is not D.
+        """
+        if not isinstance(x, Tensor) or not x.is_floating_point():
+            got = x.dtype if isinstance(x, Tensor) else type(x).__name__
+            raise TypeError(f"x: expected a floating-point tensor (..., D), got {got}")
+        if x.dim() < 1 or x.shape[-1] != self.d_model:
             raise ValueError(f"x: expected shape (..., D={self.d_model}), got {tuple(x.shape)}")
         tokens = x.reshape(-1, self.d_model)  # (N, D)
         gates, indices, _ = self.route(tokens)  # (N, k), (N, k)
@@ -115,10 +125,19 @@ def load_balancing_loss(probs: Tensor, indices: Tensor, num_experts: int) -> Ten
         probs ``(..., E)``, indices ``(..., k)`` from :meth:`MixtureOfExperts.route` -> scalar.
 
     Raises:
-        ValueError: if ``probs``' last dimension is not ``num_experts``.
+        ValueError: if ``probs``' last dimension is not ``num_experts`` or an index lies outside ``[0, E)``.
+        TypeError: if ``indices`` is not an integer tensor.
     """
     if probs.shape[-1] != num_experts:
         raise ValueError(f"probs: expected (..., E={num_experts}), got {tuple(probs.shape)}")
+    if not isinstance(indices, Tensor) or indices.is_floating_point() or indices.dtype == torch.bool:
+        got = indices.dtype if isinstance(indices, Tensor) else type(indices).__name__
+        raise TypeError(f"indices: expected an integer tensor (..., k), got {got}")
+    if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= num_experts):
+        raise ValueError(
+            f"indices: expected expert ids in [0, E={num_experts}), got min {int(indices.min())}, "
+            f"max {int(indices.max())}"
+        )
     counts = torch.bincount(indices.reshape(-1), minlength=num_experts).to(probs.dtype)  # (E,)
     fraction = counts / counts.sum()  # (E,)
     mean_prob = probs.reshape(-1, num_experts).mean(dim=0)  # (E,)

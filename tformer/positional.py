@@ -57,11 +57,13 @@ def sinusoidal_positional_encoding(
         - output: ``(max_len, d_model)``; row ``pos`` is the encoding of position ``pos`` (0-based).
 
     Raises:
-        TypeError: if ``max_len`` or ``d_model`` is not an int.
+        TypeError: if ``max_len`` or ``d_model`` is not an int, or ``dtype`` is not a floating-point dtype.
         ValueError: if ``max_len < 0`` or ``d_model < 1``.
     """
     max_len = _check_int("max_len", max_len, 0)
     d_model = _check_int("d_model", d_model, 1)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype: expected a floating-point torch.dtype (values lie in [-1, 1]), got {dtype}")
     position = torch.arange(max_len, dtype=torch.float64, device=device)  # (max_len,)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64, device=device)  # (ceil(D/2),)
     angles = position[:, None] / 10000.0 ** (two_i / d_model)  # (max_len, ceil(D/2))
@@ -126,7 +128,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     Shape:
         - x: ``(B, L, D)`` (any leading dimensions)
-        - output: same shape: ``x + E[offset : offset + L]``
+        - output: same shape and dtype as ``x``: ``x + E[offset : offset + L]``
 
     Raises:
         ValueError: in ``forward`` when ``offset + L > max_len`` (the message names both), or on a wrong last
@@ -149,7 +151,7 @@ class LearnedPositionalEmbedding(nn.Module):
             raise ValueError(
                 f"x: positions up to offset + L = {offset} + {x.shape[-2]} = {end} exceed max_len = {self.max_len}"
             )
-        return x + self.embedding.weight[offset:end]  # (B, L, D)
+        return x + self.embedding.weight[offset:end].to(x.dtype)  # (B, L, D), x's dtype as the sinusoidal table
 
 
 class RotaryEmbedding(nn.Module):
@@ -174,7 +176,7 @@ class RotaryEmbedding(nn.Module):
     Raises:
         ValueError: odd or non-positive ``head_dim``; non-positive ``base``; in ``forward``, a wrong last
             dimension, ``positions`` not of shape ``(L,)``, or a negative position.
-        TypeError: non-integer ``positions``; non-float ``x``.
+        TypeError: ``base`` not a number; non-integer ``positions``; non-float ``x``.
     """
 
     cos_cached: Tensor
@@ -185,6 +187,8 @@ class RotaryEmbedding(nn.Module):
         head_dim = _check_int("head_dim", head_dim, 1)
         if head_dim % 2:
             raise ValueError(f"head_dim: RoPE rotates pairs of features, expected an even number, got {head_dim}")
+        if isinstance(base, bool) or not isinstance(base, (int, float)):
+            raise TypeError(f"base: expected a positive number, got {type(base).__name__}")
         if not base > 0:
             raise ValueError(f"base: expected a positive number, got {base}")
         self.head_dim, self.base = head_dim, float(base)

@@ -231,6 +231,9 @@ class LSTM(_Recurrent):
     four times an :class:`RNN`'s. The state is the pair (h, c), each (num_layers, B, H_hid).
     Sources: Hochreiter & Schmidhuber 1997, "Long Short-Term Memory", §4; the forget gate of Gers, Schmidhuber
     & Cummins 2000, "Learning to Forget", §2.
+
+    Shape and Raises: as :meth:`RNN.forward` (inputs ``(B, L, D_in)`` -> outputs ``(B, L, H_hid)``), with
+    the state a pair.
     """
 
     _num_gates = 4
@@ -273,6 +276,8 @@ class GRU(_Recurrent):
     (Cho et al. put r inside the product, W_hn (r ⊙ h); torch and cuDNN use the form above, and so do we.)
     Parameters: three times an :class:`RNN`'s. Source: Cho et al. 2014, "Learning Phrase Representations
     using RNN Encoder–Decoder for Statistical Machine Translation", §2.3.
+
+    Shape and Raises: as :meth:`RNN.forward` (inputs ``(B, L, D_in)`` -> outputs ``(B, L, H_hid)``).
     """
 
     _num_gates = 3

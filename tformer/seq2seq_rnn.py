@@ -164,11 +164,11 @@ class Seq2SeqRNN(nn.Module):
 
     # --- checks ---------------------------------------------------------------------------------------------
     def _check_ids(self, ids: Tensor, name: str, vocab: int, letters: str) -> None:
-        if not isinstance(ids, Tensor) or ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+        if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
             got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
-            raise TypeError(f"{name}: expected an integer tensor of token ids {letters}, got {got}")
-        if ids.dim() != 2 or ids.shape[1] < 1:
-            raise ValueError(f"{name}: expected {letters} with length ≥ 1, got {tuple(ids.shape)}")
+            raise TypeError(f"{name}: expected an integer tensor (int64 or int32) of token ids {letters}, got {got}")
+        if ids.dim() != 2 or ids.shape[0] < 1 or ids.shape[1] < 1:
+            raise ValueError(f"{name}: expected {letters} with B ≥ 1 and length ≥ 1, got {tuple(ids.shape)}")
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab):
             raise ValueError(f"{name}: ids must lie in [0, {vocab}), got range [{int(ids.min())}, {int(ids.max())}]")
 

@@ -25,7 +25,9 @@ __all__ = ["sequence_cross_entropy", "shift_right"]
 
 
 def _check_ids(name: str, tokens: Tensor) -> None:
-    if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.dtype == torch.bool:
+    if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.is_complex() or (
+        tokens.dtype == torch.bool
+    ):
         got = tokens.dtype if isinstance(tokens, Tensor) else type(tokens).__name__
         raise TypeError(f"{name}: expected an integer tensor of token ids (B, L), got {got}")
     if tokens.dim() != 2:
@@ -65,23 +67,35 @@ def sequence_cross_entropy(
         ``logits (B, L, V)``, ``targets (B, L)`` -> scalar.
 
     Raises:
-        TypeError: if ``logits`` is not floating point or ``targets`` not integer.
-        ValueError: if the shapes do not match or ``label_smoothing`` is outside [0, 1].
+        TypeError: if ``logits`` is not floating point, ``targets`` not integer, ``pad_id`` not an int or
+            ``label_smoothing`` not a number.
+        ValueError: if the shapes do not match, a non-padding target lies outside ``[0, V)``, or
+            ``label_smoothing`` is outside [0, 1].
     """
     if not isinstance(logits, Tensor) or not logits.is_floating_point():
         got = logits.dtype if isinstance(logits, Tensor) else type(logits).__name__
         raise TypeError(f"logits: expected a floating-point tensor (B, L, V), got {got}")
     _check_ids("targets", targets)
+    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
+        raise TypeError(f"pad_id: expected an int, got {type(pad_id).__name__}")
     if logits.dim() != 3 or logits.shape[:2] != targets.shape:
         raise ValueError(
             f"logits: expected (B, L, V) with (B, L) = targets' {tuple(targets.shape)}, got {tuple(logits.shape)}"
         )
+    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float)):
+        raise TypeError(f"label_smoothing: expected a float in [0, 1], got {type(label_smoothing).__name__}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing: expected a value in [0, 1], got {label_smoothing}")
     V = logits.shape[-1]
+    real = targets[targets != pad_id]  # the targets that count
+    if real.numel() and (int(real.min()) < 0 or int(real.max()) >= V):
+        raise ValueError(
+            f"targets: expected ids in [0, V={V}) (or pad_id={pad_id}), "
+            f"got min {int(real.min())}, max {int(real.max())}"
+        )
     return F.cross_entropy(
         logits.reshape(-1, V),  # (B·L, V)
-        targets.reshape(-1),  # (B·L,)
+        targets.reshape(-1).long(),  # (B·L,)
         ignore_index=pad_id,
         label_smoothing=label_smoothing,
     )

@@ -54,6 +54,8 @@ def update(py: Path, repository: str, branch: str, check: bool) -> bool:
         return False
     if not check:
         notebook.cells = wanted
+        # A source without a header reads back as "cell_metadata_filter: -all", which would drop the tags.
+        notebook.metadata.get("jupytext", {}).pop("cell_metadata_filter", None)
         jupytext.write(notebook, py, fmt="py:percent", config=load_jupytext_config(str(py.parent)))
     return True
 
