@@ -4,7 +4,7 @@ Usage: python tools/check_pairs.py [NOTEBOOK_DIR]   (default: notebooks)
 
 For each percent-format ``NN_name.py`` (the source) it fails, naming the file, when:
 - ``NN_name.ipynb`` is missing;
-- the two disagree in cell types or sources (someone edited one side only: run ``make sync``);
+- the two disagree in cell types, sources or tags (someone edited one side only: run ``make sync``);
 - the .ipynb has code cells but none stores an output (nbval would compare nothing);
 - a code cell of the .ipynb was never run (``execution_count`` is null) although the notebook was executed;
 - an output stores a traceback or an error.
@@ -25,8 +25,9 @@ def problems(py: Path) -> list[str]:
     nb_path = py.with_suffix(".ipynb")
     if not nb_path.exists():
         return [f"{nb_path}: missing (run `make sync` to generate it from {py})"]
-    source_cells = [(c.cell_type, c.source.strip()) for c in jupytext.read(py).cells]
-    stored_cells = [(c.cell_type, c.source.strip()) for c in jupytext.read(nb_path).cells]
+    # Tags count: they carry nbval's markers (nbval-ignore-output) and the book's (remove-cell).
+    source_cells = [(c.cell_type, c.source.strip(), c.metadata.get("tags", [])) for c in jupytext.read(py).cells]
+    stored_cells = [(c.cell_type, c.source.strip(), c.metadata.get("tags", [])) for c in jupytext.read(nb_path).cells]
     if source_cells != stored_cells:
         first = next(
             (i for i, (a, b) in enumerate(zip(source_cells, stored_cells, strict=False)) if a != b),
