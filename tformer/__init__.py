@@ -20,6 +20,7 @@ training helpers ``corpus``, ``text``, ``tasks``, ``train`` and ``metrics``, and
 
 from tformer.attention import KVCache, MultiHeadAttention
 from tformer.decoding import beam_search, greedy_decode
+from tformer.efficient import GroupedQueryAttention, LinearAttention, sliding_window_mask
 from tformer.functional import scaled_dot_product_attention
 from tformer.layers import Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from tformer.masks import (
@@ -30,6 +31,7 @@ from tformer.masks import (
     padding_mask_from_tokens,
 )
 from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
+from tformer.moe import MixtureOfExperts
 from tformer.positional import (
     LearnedPositionalEmbedding,
     RotaryEmbedding,
@@ -55,8 +57,11 @@ __all__ = [
     "EncoderLayer",
     "EncoderOnlyTransformer",
     "FeedForward",
+    "GroupedQueryAttention",
     "KVCache",
     "LearnedPositionalEmbedding",
+    "LinearAttention",
+    "MixtureOfExperts",
     "MultiHeadAttention",
     "RotaryEmbedding",
     "Seq2SeqRNN",
@@ -75,4 +80,5 @@ __all__ = [
     "sequence_cross_entropy",
     "shift_right",
     "sinusoidal_positional_encoding",
+    "sliding_window_mask",
 ]
