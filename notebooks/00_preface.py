@@ -61,6 +61,14 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 # nbval and carry an assertion of what matters instead, so the tests still fail when the result is wrong.
 
 # %% [markdown]
+# ## Where the material comes from
+#
+# The plan of the book, its analogies and its worked examples follow three Chinese articles on the road
+# from RNNs to the Transformer (named in the README); when a chapter mentions "the source article", it
+# means one of them. Their numbers are never copied: each is recomputed here, and where an article is
+# wrong, the chapter prints the right value and says so.
+
+# %% [markdown]
 # ## Setting up a chapter
 #
 # Every chapter starts the same way: the book's plotting style (which adds a font for Chinese tokens), a

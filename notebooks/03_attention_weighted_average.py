@@ -134,7 +134,7 @@ print(f"\n它 asks for: {dict(zip(features, asks.tolist(), strict=True))}")
 # **Score.** A natural relevance score is the dot product between what 它 asks for and what each token
 # offers: large when they agree, negative when a token has what 它 explicitly does not want. **Normalise.**
 # The softmax turns scores into weights that are positive and add up to 1, a proper weighted average
-# again: w_j = e^{score_j} / Σ_i e^{score_i}.
+# again: $w_j = e^{\text{score}_j} / \sum_i e^{\text{score}_i}$.
 
 # %%
 scores = offers @ asks  # (S,): one relevance score per token

@@ -107,3 +107,12 @@ def test_colab_cells_are_generated_from_one_repository_setting(tmp_path: Path) -
     assert "colab.research.google.com/github/someone/fork/blob/dev/notebooks/99_tiny.ipynb" in text
     assert "git+https://github.com/someone/fork@dev" in text
     assert run_tool("tools/notebook_cells.py", "--check", cwd=tmp_path).returncode == 0
+
+
+def test_sync_twice_gives_identical_files(synced: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "book"
+    shutil.copytree(synced, copy)
+    before = (copy / "notebooks" / "99_tiny.ipynb").read_text()
+    done = run_tool("tools/sync_notebooks.py", "notebooks/99_tiny.py", cwd=copy)
+    assert done.returncode == 0, done.stderr
+    assert (copy / "notebooks" / "99_tiny.ipynb").read_text() == before  # stable cell ids, no timings

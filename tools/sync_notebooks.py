@@ -10,8 +10,10 @@ left as it was. Exit status 0 on success, 1 on the first failure.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import jupytext
@@ -23,10 +25,24 @@ CELL_TIMEOUT_S = 900
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
+def stable_cell_ids(cells: list) -> None:
+    """Give each cell an id derived from its type and source, so editing one cell changes one id in git.
+
+    jupytext draws random ids on every read; these repeat from run to run. A repeated source (two identical
+    ``plt.show()`` cells) is told apart by how many identical cells came before it.
+    """
+    seen: Counter[str] = Counter()
+    for cell in cells:
+        key = f"{cell.cell_type}:{cell.source}"
+        cell.id = hashlib.sha256(f"{key}:{seen[key]}".encode()).hexdigest()[:16]
+        seen[key] += 1
+
+
 def sync(py: Path) -> bool:
     """Execute the notebook generated from ``py`` and write ``py.with_suffix('.ipynb')``; True on success."""
     notebook = jupytext.read(py)
     notebook.metadata["kernelspec"] = KERNELSPEC
+    stable_cell_ids(notebook.cells)
     client = NotebookClient(
         notebook,
         timeout=CELL_TIMEOUT_S,
