@@ -82,3 +82,14 @@ def test_record_rejects_bad_values(tmp_path: Path) -> None:
         results.record("bad key", 1.0)
     with pytest.raises(ValueError, match="chapter"):
         Results("../escape")
+
+
+def test_a_rerun_never_hides_a_key_another_chapter_reads(tmp_path: Path) -> None:
+    first = Results("10_demo", directory=tmp_path)
+    first.record("test_em", 99.7, tol=1.0)
+    first.record("bleu", 99.9, tol=1.0)
+    rerun = Results("10_demo", directory=tmp_path)  # the same chapter, executing again (nbval)
+    rerun.record("test_em", 99.5, tol=1.0)
+    manifest = json.loads(rerun.path.read_text())
+    assert manifest["test_em"]["value"] == 99.5
+    assert manifest["bleu"]["value"] == 99.9  # not recorded yet in this run, still readable

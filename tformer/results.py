@@ -39,7 +39,9 @@ def prose_tolerance(number: str) -> float:
 class Results:
     """Writes the numbers one chapter quotes to ``<directory>/<chapter>.json``.
 
-    The file holds exactly what this object recorded (a rerun replaces it, so no stale key survives).
+    Each record merges into the file, so while a chapter reruns (under nbval, say) the values another chapter
+    reads from it (14_summary reads them all) never disappear. ``make sync`` deletes the file before it
+    executes the notebook, so a key the notebook no longer records does not survive there.
 
     Args:
         chapter: the notebook's stem, e.g. ``"05_hand_calculation"``.
@@ -82,7 +84,9 @@ class Results:
         self._entries[key] = {"value": float(f"{number:.10g}"), "tol": tol}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Write then rename, so a chapter that reads this manifest (14_summary) never sees half a file.
+        merged = json.loads(self.path.read_text()) if self.path.exists() else {}
+        merged.update(self._entries)
         temporary = self.path.with_suffix(".json.tmp")
-        temporary.write_text(json.dumps(self._entries, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        temporary.write_text(json.dumps(merged, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
         os.replace(temporary, self.path)
         return value

@@ -5,7 +5,8 @@ Usage: python tools/sync_notebooks.py [notebooks/NN_name.py ...]   (default: eve
 The .py is the source of truth: its cells replace the notebook's, the notebook is executed top to bottom in
 its own folder with the current interpreter, and outputs are stored without timing metadata (so a rerun gives
 a clean git diff). A cell that raises stops the run: the notebook and the cell are named, and the .ipynb is
-left as it was. Exit status 0 on success, 1 on the first failure.
+left as it was. The chapter's results manifest (``results/NN_name.json``) is rebuilt by the run. Exit status 0
+on success, 1 on the first failure.
 """
 
 from __future__ import annotations
@@ -50,10 +51,16 @@ def sync(py: Path) -> bool:
         resources={"metadata": {"path": str(py.parent)}},
         record_timing=False,
     )
+    # The chapter's results manifest is rebuilt from scratch, so keys the notebook no longer records vanish.
+    manifest = py.parent / "results" / f"{py.stem}.json"
+    previous = manifest.read_text() if manifest.exists() else None
+    manifest.unlink(missing_ok=True)
     start = time.perf_counter()
     try:
         client.execute()
     except CellExecutionError as error:
+        if previous is not None:
+            manifest.write_text(previous)
         failed = next(
             (i for i, c in enumerate(notebook.cells)
              if c.cell_type == "code" and any(o.get("output_type") == "error" for o in c.get("outputs", []))),
