@@ -294,7 +294,8 @@ def train(
         return time_budget_s is not None and time.perf_counter() - start - eval_time >= time_budget_s
 
     total = max_steps if max_steps is not None else None
-    bar = tqdm(total=total, desc=desc, disable=not progress, leave=True, dynamic_ncols=True)
+    # mininterval: each refresh becomes a stored notebook output, so refresh every few seconds, not 10× a second.
+    bar = tqdm(total=total, desc=desc, disable=not progress, leave=True, dynamic_ncols=True, mininterval=3.0)
     model.train()
     stop_reason = ""
     epoch = 0
