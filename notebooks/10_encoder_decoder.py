@@ -461,7 +461,7 @@ ax = attention_heatmap(cross, [f"writes {w}" for w in written_words], source_wor
                        title=f"cross-attention, decoder layer {LAYER + 1} (mean of heads)")  # fmt: skip
 plt.show()
 
-# %%
+# %% tags=["nbval-ignore-output"]
 row = written_words.index("垫子")
 aligned = source_words[int(cross[row].argmax())]
 print(f"while writing 垫子 the decoder reads '{aligned}' most (weight {cross[row].max():.2f})")

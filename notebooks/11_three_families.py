@@ -418,7 +418,7 @@ for temperature in (0.0, 0.5, 0.8, 1.2):
 # The third family is the full model of chapter 10, trained there on the running-example corpus. We do not
 # retrain it; its measured figures are read from chapter 10's results file.
 
-# %%
+# %% tags=["nbval-ignore-output"]
 chapter10 = json.loads(Path("results/10_encoder_decoder.json").read_text(encoding="utf-8"))
 ed_em, ed_bleu = chapter10["test_em"]["value"], chapter10["test_bleu"]["value"]
 print(f"chapter 10 encoder-decoder: test exact match {ed_em:.1f}%, BLEU {ed_bleu:.1f}")
