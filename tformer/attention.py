@@ -21,7 +21,7 @@ from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
 from tformer.positional import RotaryEmbedding
 
-__all__ = ["KVCache", "MultiHeadAttention"]
+__all__ = ["KVCache", "MultiHeadAttention", "merge_heads", "split_heads"]
 
 
 class KVCache:
@@ -94,6 +94,18 @@ class KVCache:
         if self.key is not None and self.value is not None:
             self.key = self.key.index_select(0, index)  # (B_new, H, S, Dh)
             self.value = self.value.index_select(0, index)  # (B_new, H, S, Dh)
+
+
+def split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """Split the last axis into heads: (B, N, H·Dh) -> (B, H, N, Dh), a view (Vaswani et al. 2017, §3.2.2)."""
+    B, N, D = x.shape
+    return x.view(B, N, num_heads, D // num_heads).transpose(1, 2)  # (B, H, N, Dh)
+
+
+def merge_heads(x: Tensor) -> Tensor:
+    """Concatenate the heads again: (B, H, L, Dh) -> (B, L, H·Dh), the inverse of :func:`split_heads`."""
+    B, H, L, Dh = x.shape
+    return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, D)
 
 
 def _check_input(name: str, x: Tensor, d_model: int, dtype: torch.dtype | None = None) -> None:
@@ -172,10 +184,6 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
-    def _split_heads(self, x: Tensor) -> Tensor:
-        B, N, _ = x.shape
-        return x.view(B, N, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, N, Dh)
-
     def forward(
         self,
         query: Tensor,
@@ -210,7 +218,7 @@ class MultiHeadAttention(nn.Module):
         autocast = isinstance(query, Tensor) and torch.is_autocast_enabled(query.device.type)
         _check_input("query", query, self.d_model, None if autocast else self.w_q.weight.dtype)
         B, L, _ = query.shape
-        q = self._split_heads(self.w_q(query))  # (B, H, L, Dh)
+        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
         if cache is not None and cache.static and cache.key is not None and cache.value is not None:
             k, v = cache.key, cache.value  # (B, H, S, Dh): cross-attention memory projected on an earlier step
         else:
@@ -221,8 +229,8 @@ class MultiHeadAttention(nn.Module):
                     f"key/value: expected (B={B}, S, D) each with the same S, "
                     f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
                 )
-            k = self._split_heads(self.w_k(key))  # (B, H, S_new, Dh)
-            v = self._split_heads(self.w_v(value))  # (B, H, S_new, Dh)
+            k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S_new, Dh)
+            v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S_new, Dh)
             if self.rope is not None:
                 if k.shape[-2] != L:
                     raise ValueError(f"rope: query length L ({L}) must equal key length S ({k.shape[-2]})")
@@ -238,8 +246,7 @@ class MultiHeadAttention(nn.Module):
             mask = attention_mask_for_heads(mask, B, self.num_heads, L, S)  # broadcastable to (B, H, L, S)
         dropout_p = self.dropout if self.training else 0.0
         context, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
-        context = context.transpose(1, 2).reshape(B, L, self.d_model)  # (B, L, D): heads concatenated
-        return self.w_o(context), weights  # (B, L, D), (B, H, L, S)
+        return self.w_o(merge_heads(context)), weights  # (B, L, D), (B, H, L, S)
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:

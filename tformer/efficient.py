@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tformer.attention import KVCache, MultiHeadAttention
+from tformer.attention import KVCache, MultiHeadAttention, merge_heads, split_heads
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
 
@@ -158,8 +158,8 @@ class GroupedQueryAttention(nn.Module):
             raise ValueError(f"key/value: expected (B={B}, S, D) each, got {tuple(key.shape)}, {tuple(value.shape)}")
         Hkv, G, Dh = self.num_kv_heads, self.group_size, self.head_dim
         q = self.w_q(query).view(B, L, Hkv, G, Dh).permute(0, 2, 3, 1, 4)  # (B, H_kv, G, L, Dh)
-        k = self.w_k(key).view(B, -1, Hkv, Dh).transpose(1, 2)  # (B, H_kv, S_new, Dh)
-        v = self.w_v(value).view(B, -1, Hkv, Dh).transpose(1, 2)  # (B, H_kv, S_new, Dh)
+        k = split_heads(self.w_k(key), Hkv)  # (B, H_kv, S_new, Dh)
+        v = split_heads(self.w_v(value), Hkv)  # (B, H_kv, S_new, Dh)
         if cache is not None:
             k, v = cache.update(k, v)  # (B, H_kv, S, Dh)
         S = k.shape[-2]
@@ -290,17 +290,14 @@ class LinearAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
-    def _split(self, x: Tensor) -> Tensor:
-        B, N, _ = x.shape
-        return x.view(B, N, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, N, Dh)
-
     def forward(self, query: Tensor, key: Tensor, value: Tensor, *, causal: bool = False) -> Tensor:
         """Linear attention in H heads; ``causal=True`` lets position i see keys 0 … i only (needs L = S)."""
         for name, x in (("query", query), ("key", key), ("value", value)):
             _check_module_input(name, x, self.d_model)
-        B, L, _ = query.shape
+        B = query.shape[0]
         if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
             raise ValueError(f"key/value: expected (B={B}, S, D) each, got {tuple(key.shape)}, {tuple(value.shape)}")
-        q, k, v = self._split(self.w_q(query)), self._split(self.w_k(key)), self._split(self.w_v(value))
+        H = self.num_heads
+        q, k, v = (split_heads(self.w_q(query), H), split_heads(self.w_k(key), H), split_heads(self.w_v(value), H))
         context = linear_attention(q, k, v, causal=causal)  # (B, H, L, Dh)
-        return self.w_o(context.transpose(1, 2).reshape(B, L, self.d_model))  # (B, L, D)
+        return self.w_o(merge_heads(context))  # (B, L, D)
