@@ -59,7 +59,7 @@ def test_sinusoidal_module_adds_offset_rows_and_grows():
     assert module(x.float()).dtype == torch.float32
     with pytest.raises(ValueError, match=r"x: expected shape \(B, L, D\) with last dimension 6"):
         module(torch.randn(2, 3, 5))
-    with pytest.raises(ValueError, match="offset: expected an int >= 0"):
+    with pytest.raises(ValueError, match="offset: expected a non-negative int, got -1"):
         module(x, offset=-1)
 
 
@@ -153,7 +153,7 @@ def test_rope_cache_grows_and_is_not_saved():
          r"x: expected shape \(\.\.\., L, Dh\) with last dimension 4"),
         (lambda: RotaryEmbedding(4)(torch.ones(2, 4, dtype=torch.long), torch.tensor([0, 1])), TypeError,
          "x: expected a floating-point tensor"),
-        (lambda: sinusoidal_positional_encoding(4, 0), ValueError, "d_model: expected an int >= 1"),
+        (lambda: sinusoidal_positional_encoding(4, 0), ValueError, "d_model: expected a positive int"),
     ],
 )
 def test_positional_errors(call, error, match):

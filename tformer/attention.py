@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from tformer._checks import check_int
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
 from tformer.positional import RotaryEmbedding
@@ -162,11 +163,8 @@ class MultiHeadAttention(nn.Module):
         rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
-        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-        if d_model <= 0 or num_heads <= 0:
-            raise ValueError(f"d_model ({d_model}) and num_heads ({num_heads}) must be positive")
+        check_int("d_model", d_model, 1)
+        check_int("num_heads", num_heads, 1)
         if d_model % num_heads != 0:
             raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
         dropout = _check_dropout(dropout)

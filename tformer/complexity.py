@@ -37,6 +37,8 @@ from typing import Any, Literal
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from tformer._checks import check_int
+
 __all__ = [
     "attention_matrix_bytes",
     "conv1d_flops",
@@ -57,14 +59,6 @@ __all__ = [
 LAYERS = ("self_attention", "rnn", "conv")
 
 
-def _positive(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name}: expected a positive int, got {value}")
-    return value
-
-
 def _layer(layer: str) -> str:
     if layer not in LAYERS:
         raise ValueError(f"layer: expected one of {LAYERS}, got {layer!r}")
@@ -78,7 +72,7 @@ def matmul_flops(m: int, k: int, n: int) -> int:
     Raises:
         TypeError / ValueError: if a size is not a positive int.
     """
-    return 2 * _positive("m", m) * _positive("k", k) * _positive("n", n)
+    return 2 * check_int("m", m, 1) * check_int("k", k, 1) * check_int("n", n, 1)
 
 
 def self_attention_flops(n: int, d: int, *, projections: bool = False) -> int:
@@ -106,9 +100,9 @@ def rnn_flops(n: int, d: int, *, gates: int = 1, input_size: int | None = None) 
     Raises:
         TypeError / ValueError: if a size is not a positive int.
     """
-    inputs = d if input_size is None else _positive("input_size", input_size)
-    g = _positive("gates", gates)
-    return _positive("n", n) * (matmul_flops(1, inputs, g * d) + matmul_flops(1, d, g * d))
+    inputs = d if input_size is None else check_int("input_size", input_size, 1)
+    g = check_int("gates", gates, 1)
+    return check_int("n", n, 1) * (matmul_flops(1, inputs, g * d) + matmul_flops(1, d, g * d))
 
 
 def conv1d_flops(n: int, d: int, k: int) -> int:
@@ -120,7 +114,7 @@ def conv1d_flops(n: int, d: int, k: int) -> int:
     Raises:
         TypeError / ValueError: if a size is not a positive int.
     """
-    return _positive("n", n) * matmul_flops(1, _positive("k", k) * d, d)
+    return check_int("n", n, 1) * matmul_flops(1, check_int("k", k, 1) * d, d)
 
 
 def feed_forward_flops(n: int, d: int, d_ff: int) -> int:
@@ -156,9 +150,9 @@ def attention_matrix_bytes(
     Raises:
         TypeError / ValueError: if a size is not a positive int or ``dtype`` is not a torch dtype.
     """
-    keys = n if s is None else _positive("s", s)
-    count = _positive("batch", batch) * _positive("num_layers", num_layers) * _positive("num_heads", num_heads)
-    return count * _positive("n", n) * keys * _element_size(dtype)
+    keys = n if s is None else check_int("s", s, 1)
+    count = check_int("batch", batch, 1) * check_int("num_layers", num_layers, 1) * check_int("num_heads", num_heads, 1)
+    return count * check_int("n", n, 1) * keys * _element_size(dtype)
 
 
 def kv_cache_bytes(
@@ -178,8 +172,8 @@ def kv_cache_bytes(
     Raises:
         TypeError / ValueError: if a size is not a positive int or ``dtype`` is not a torch dtype.
     """
-    count = _positive("batch", batch) * _positive("num_layers", num_layers) * _positive("num_kv_heads", num_kv_heads)
-    return 2 * count * _positive("seq_len", seq_len) * _positive("head_dim", head_dim) * _element_size(dtype)
+    count = check_int("batch", batch, 1) * check_int("num_layers", num_layers, 1) * check_int("num_kv_heads", num_kv_heads, 1)
+    return 2 * count * check_int("seq_len", seq_len, 1) * check_int("head_dim", head_dim, 1) * _element_size(dtype)
 
 
 # ------------------------------------------------------------------------------------- parallelism and paths
@@ -192,7 +186,7 @@ def sequential_operations(layer: str, n: int) -> int:
     Raises:
         ValueError: if ``layer`` is not ``"self_attention"``, ``"rnn"`` or ``"conv"``; see ``n``.
     """
-    _positive("n", n)
+    check_int("n", n, 1)
     return n if _layer(layer) == "rnn" else 1
 
 
@@ -207,13 +201,13 @@ def maximum_path_length(layer: str, n: int, *, k: int = 3, dilated: bool = False
     Raises:
         ValueError: on an unknown ``layer`` or ``k < 2`` for convolutions; see ``n``.
     """
-    _positive("n", n)
+    check_int("n", n, 1)
     layer = _layer(layer)
     if layer == "self_attention":
         return 1
     if layer == "rnn":
         return n - 1
-    if _positive("k", k) < 2:
+    if check_int("k", k, 1) < 2:
         raise ValueError(f"k: expected a kernel width >= 2 for a convolution, got {k}")
     if not dilated:
         return -(-(n - 1) // (k - 1))
@@ -250,9 +244,8 @@ def median_time(
         TypeError / ValueError: if ``repeats`` is not a positive int, ``warmup`` is negative, ``clock`` is
             unknown, or ``clock="cpu"`` is asked for on a CUDA device.
     """
-    _positive("repeats", repeats)
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup: expected a non-negative int, got {warmup!r}")
+    check_int("repeats", repeats, 1)
+    check_int("warmup", warmup, 0)
     if clock not in ("wall", "cpu"):
         raise ValueError(f"clock: expected 'wall' or 'cpu', got {clock!r}")
     if clock == "cpu" and device is not None and torch.device(device).type == "cuda":
@@ -286,7 +279,7 @@ def matmul_gflops(
     Raises:
         TypeError / ValueError: if ``size`` or ``repeats`` is not a positive int, or see :func:`median_time`.
     """
-    a = torch.randn(_positive("size", size), size, device=device, dtype=dtype)
+    a = torch.randn(check_int("size", size, 1), size, device=device, dtype=dtype)
     b = torch.randn(size, size, device=device, dtype=dtype)
     seconds = median_time(lambda: a @ b, repeats=repeats, warmup=2, device=device, clock=clock)
     return matmul_flops(size, size, size) / seconds / 1e9

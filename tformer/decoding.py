@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from tformer._checks import check_int
 from tformer.attention import KVCache
 
 __all__ = ["KVCache", "beam_search", "greedy_decode", "reorder_cache", "sample_next_token"]
@@ -29,12 +30,9 @@ def _check_decode_args(model: Any, src: Tensor, max_len: int, bos_id: int, eos_i
     if not isinstance(src, Tensor) or src.dim() != 2:
         got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
         raise ValueError(f"src: expected an integer tensor of shape (B, S), got {got}")
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len: expected a positive int, got {max_len!r}")
+    check_int("max_len", max_len, 1)
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-        if value == model.pad_id:
+        if check_int(name, value) == model.pad_id:
             # the teacher-forced decoder hides pad_id keys, so BOS = PAD would train a different model than the
             # one decoded here, and EOS = PAD could not be told apart from the padding after it
             raise ValueError(f"{name}: expected an id different from model.pad_id={model.pad_id}, got {value}")
@@ -156,9 +154,8 @@ def beam_search(
         ValueError: if ``beam_size`` is not a positive int, or as :func:`greedy_decode`.
     """
     max_len = _check_decode_args(model, src, max_len, bos_id, eos_id)
-    if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
-        raise ValueError(f"beam_size: expected a positive int, got {beam_size!r}")
-    B, K, device, pad_id = src.shape[0], beam_size, src.device, model.pad_id
+    K = check_int("beam_size", beam_size, 1)
+    B, device, pad_id = src.shape[0], src.device, model.pad_id
     memory = model.encode(src).repeat_interleave(K, dim=0)  # (B·K, S, D): beam k of row b at b·K + k
     src_padding = (src != pad_id).repeat_interleave(K, dim=0)  # (B·K, S)
     cache = model.new_cache()
@@ -230,8 +227,8 @@ def sample_next_token(
         raise TypeError(f"temperature: expected a number >= 0, got {type(temperature).__name__}")
     if not temperature >= 0:
         raise ValueError(f"temperature: expected >= 0, got {temperature}")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"top_k: expected None or a positive int, got {top_k!r}")
+    if top_k is not None:
+        check_int("top_k", top_k, 1)
     if temperature == 0:
         return logits.argmax(dim=-1)
     logits = logits.float() / temperature  # (B, V)

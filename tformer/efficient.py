@@ -22,17 +22,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tformer._checks import check_int
 from tformer.attention import KVCache, MultiHeadAttention, merge_heads, split_heads
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
 
 __all__ = ["GroupedQueryAttention", "LinearAttention", "elu_feature_map", "linear_attention", "sliding_window_mask"]
-
-
-def _check_ints(**sizes: object) -> None:
-    for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
 
 
 def _check_module_input(name: str, x: object, d_model: int) -> None:
@@ -59,8 +54,8 @@ def sliding_window_mask(
         ValueError: if ``L`` or ``S`` is negative, ``S < L``, or ``window < 1``.
     """
     for name, value in (("L", L), ("window", window), ("S", S)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+        if value is not None:
+            check_int(name, value)
     S = L if S is None else S
     if L < 0 or S < L:
         raise ValueError(f"L, S: expected 0 <= L <= S, got L={L}, S={S}")
@@ -102,7 +97,8 @@ class GroupedQueryAttention(nn.Module):
         self, d_model: int, num_heads: int, num_kv_heads: int, *, bias: bool = True, dropout: float = 0.0
     ) -> None:
         super().__init__()
-        _check_ints(d_model=d_model, num_heads=num_heads, num_kv_heads=num_kv_heads)
+        for name, value in (("d_model", d_model), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
+            check_int(name, value)
         if min(d_model, num_heads, num_kv_heads) <= 0:
             raise ValueError(
                 f"d_model ({d_model}), num_heads ({num_heads}) and num_kv_heads ({num_kv_heads}) must be positive"
@@ -281,7 +277,8 @@ class LinearAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, *, bias: bool = True) -> None:
         super().__init__()
-        _check_ints(d_model=d_model, num_heads=num_heads)
+        check_int("d_model", d_model)
+        check_int("num_heads", num_heads)
         if d_model <= 0 or num_heads <= 0 or d_model % num_heads != 0:
             raise ValueError(f"d_model ({d_model}) must be a positive multiple of num_heads ({num_heads})")
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads

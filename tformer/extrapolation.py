@@ -25,17 +25,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tformer._checks import check_int
+
 __all__ = ["IGNORE_INDEX", "look_back_accuracy", "look_back_batch", "look_back_batches", "look_back_loss"]
 
 IGNORE_INDEX = -100  # target at positions t < k, where there is nothing to look back to (F.cross_entropy's default)
-
-
-def _check_positive(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name}: expected an int >= 1, got {value}")
-    return value
 
 
 def look_back_batch(
@@ -60,7 +54,7 @@ def look_back_batch(
     """
     for name, value in (("batch_size", batch_size), ("length", length), ("shift", shift),
                         ("num_symbols", num_symbols)):
-        _check_positive(name, value)
+        check_int(name, value, 1)
     if length <= shift:
         raise ValueError(f"length: expected length > shift ({shift}), got {length}")
     tokens = torch.randint(0, num_symbols, (batch_size, length), generator=generator)  # (B, L)
@@ -89,8 +83,8 @@ def look_back_batches(
         TypeError: if a size is not an int.
         ValueError: if ``max_length < shift + 2`` or a size is < 1.
     """
-    _check_positive("num_batches", num_batches)
-    _check_positive("max_length", max_length)
+    check_int("num_batches", num_batches, 1)
+    check_int("max_length", max_length, 1)
     if max_length < shift + 2:
         raise ValueError(f"max_length: expected >= shift + 2 = {shift + 2}, got {max_length}")
     generator = torch.Generator().manual_seed(seed)

@@ -21,8 +21,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tformer._checks import check_int
 from tformer.attention import KVCache, MultiHeadAttention, _check_dropout
-from tformer.positional import RotaryEmbedding, _check_int
+from tformer.positional import RotaryEmbedding
 
 __all__ = ["Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "FeedForward"]
 
@@ -56,11 +57,8 @@ class FeedForward(nn.Module):
         super().__init__()
         if activation not in _ACTIVATIONS:
             raise ValueError(f"activation: expected one of {sorted(_ACTIVATIONS)}, got {activation!r}")
-        for name, value in (("d_model", d_model), ("d_ff", d_ff)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-        if d_model <= 0 or d_ff <= 0:
-            raise ValueError(f"d_model ({d_model}) and d_ff ({d_ff}) must be positive")
+        check_int("d_model", d_model, 1)
+        check_int("d_ff", d_ff, 1)
         dropout = _check_dropout(dropout)
         self.d_model = d_model
         self.activation = activation
@@ -367,7 +365,7 @@ class Encoder(nn.Module):
         rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
-        _check_int("num_layers", num_layers, 1)
+        check_int("num_layers", num_layers, 1)
         self.layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
                          layer_norm_eps=layer_norm_eps, rope=rope)
@@ -417,7 +415,7 @@ class Decoder(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        _check_int("num_layers", num_layers, 1)
+        check_int("num_layers", num_layers, 1)
         self.layers = nn.ModuleList(
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
                          layer_norm_eps=layer_norm_eps)

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+from tformer._checks import check_int
+
 __all__ = [
     "as_key_padding",
     "attention_mask_for_heads",
@@ -27,14 +29,6 @@ __all__ = [
     "padding_mask",
     "padding_mask_from_tokens",
 ]
-
-
-def _check_length(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value < 0:
-        raise ValueError(f"{name}: expected a non-negative int, got {value}")
-    return value
 
 
 def causal_mask(L: int, S: int | None = None, device: torch.device | str | None = None) -> Tensor:
@@ -59,8 +53,8 @@ def causal_mask(L: int, S: int | None = None, device: torch.device | str | None 
         ValueError: if ``L`` or ``S`` is negative, or ``S < L`` (the first queries would see no key at all;
             with bottom-right alignment that is never what a decoder wants).
     """
-    L = _check_length("L", L)
-    S = L if S is None else _check_length("S", S)
+    L = check_int("L", L, 0)
+    S = L if S is None else check_int("S", S, 0)
     if S < L:
         raise ValueError(f"S: expected S >= L for a bottom-right aligned causal mask, got L={L}, S={S}")
     return torch.ones(L, S, dtype=torch.bool, device=device).tril(diagonal=S - L)  # (L, S)
@@ -80,7 +74,7 @@ def padding_mask(lengths: Tensor | Sequence[int], S: int) -> Tensor:
         TypeError: if ``lengths`` is not an integer tensor or a sequence of ints, or ``S`` is not an int.
         ValueError: if ``lengths`` is not 1-D, or a length is negative or greater than ``S``.
     """
-    S = _check_length("S", S)
+    S = check_int("S", S, 0)
     if not isinstance(lengths, Tensor):
         if not isinstance(lengths, Sequence) or isinstance(lengths, str):
             raise TypeError(f"lengths: expected a (B,) integer tensor or a list of ints, got {type(lengths).__name__}")
@@ -118,8 +112,7 @@ def padding_mask_from_tokens(tokens: Tensor, pad_id: int) -> Tensor:
         raise TypeError(f"tokens: expected an integer tensor, got {got}")
     if tokens.dim() != 2:
         raise ValueError(f"tokens: expected shape (B, S), got {tuple(tokens.shape)}")
-    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
-        raise TypeError(f"pad_id: expected an int, got {type(pad_id).__name__}")
+    check_int("pad_id", pad_id)
     return tokens != pad_id  # (B, S)
 
 

@@ -19,6 +19,7 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
+from tformer._checks import check_int
 from tformer.attention import KVCache
 from tformer.decoding import beam_search, greedy_decode, sample_next_token
 from tformer.layers import Decoder, Encoder
@@ -73,10 +74,7 @@ def _check_tokens(name: str, tokens: Tensor, vocab_size: int, max_len: int, offs
 def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
     """Every size a positive int; ``pad_id`` (when given) a valid id of every vocabulary among ``sizes``."""
     for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-        if value < 1:
-            raise ValueError(f"{name}: expected a positive int, got {value}")
+        check_int(name, value, 1)
     if pad_id is not None:
         vocab = min(v for k, v in sizes.items() if k.endswith("vocab_size"))
         if isinstance(pad_id, bool) or not isinstance(pad_id, int) or not 0 <= pad_id < vocab:
@@ -379,8 +377,7 @@ class DecoderOnlyTransformer(nn.Module):
             ValueError: if ``P + max_new_tokens > max_len`` or ``max_new_tokens < 0``; see :meth:`forward`.
             TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
         """
-        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-            raise TypeError(f"max_new_tokens: expected an int, got {type(max_new_tokens).__name__}")
+        check_int("max_new_tokens", max_new_tokens)
         _check_tokens("prompt", prompt, self.body.vocab_size, self.max_len)
         if max_new_tokens < 0 or prompt.shape[-1] + max_new_tokens > self.max_len:
             raise ValueError(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from tformer._checks import check_int
 from tformer.layers import FeedForward
 
 __all__ = ["MixtureOfExperts", "load_balancing_loss"]
@@ -38,7 +39,8 @@ class MixtureOfExperts(nn.Module):
         ``forward(x (B, L, D)) -> (B, L, D)``.
 
     Raises:
-        ValueError: if a size is not positive or ``top_k > num_experts``.
+        TypeError: if a size is not an int.
+        ValueError: if a size is below 1 or ``top_k > num_experts``.
     """
 
     def __init__(
@@ -53,13 +55,7 @@ class MixtureOfExperts(nn.Module):
     ) -> None:
         super().__init__()
         for name, value in (("d_model", d_model), ("d_ff", d_ff), ("num_experts", num_experts), ("top_k", top_k)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-        if min(d_model, d_ff, num_experts, top_k) <= 0:
-            raise ValueError(
-                f"d_model ({d_model}), d_ff ({d_ff}), num_experts ({num_experts}) and top_k ({top_k}) "
-                "must be positive"
-            )
+            check_int(name, value, 1)
         if top_k > num_experts:
             raise ValueError(f"top_k ({top_k}) must be at most num_experts ({num_experts})")
         self.d_model, self.num_experts, self.top_k = d_model, num_experts, top_k

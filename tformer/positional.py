@@ -20,20 +20,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from tformer._checks import check_int
+
 __all__ = [
     "LearnedPositionalEmbedding",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
     "sinusoidal_positional_encoding",
 ]
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name}: expected an int >= {minimum}, got {value}")
-    return value
 
 
 def _check_x(x: object, d: int, letters: str) -> Tensor:
@@ -60,8 +54,8 @@ def sinusoidal_positional_encoding(
         TypeError: if ``max_len`` or ``d_model`` is not an int, or ``dtype`` is not a floating-point dtype.
         ValueError: if ``max_len < 0`` or ``d_model < 1``.
     """
-    max_len = _check_int("max_len", max_len, 0)
-    d_model = _check_int("d_model", d_model, 1)
+    max_len = check_int("max_len", max_len, 0)
+    d_model = check_int("d_model", d_model, 1)
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype: expected a floating-point torch.dtype (values lie in [-1, 1]), got {dtype}")
     position = torch.arange(max_len, dtype=torch.float64, device=device)  # (max_len,)
@@ -98,8 +92,8 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
         super().__init__()
-        self.d_model = _check_int("d_model", d_model, 1)
-        _check_int("max_len", max_len, 0)
+        self.d_model = check_int("d_model", d_model, 1)
+        check_int("max_len", max_len, 0)
         self.dropout = nn.Dropout(dropout)
         table = sinusoidal_positional_encoding(max_len, d_model, dtype=torch.float64)
         self.register_buffer("pe", table, persistent=False)  # (max_len, D)
@@ -107,7 +101,7 @@ class SinusoidalPositionalEncoding(nn.Module):
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``dropout(x + PE[offset : offset + L])``; ``offset`` is the first position (cached decoding)."""
         x = _check_x(x, self.d_model, "(B, L, D)")
-        offset = _check_int("offset", offset, 0)
+        offset = check_int("offset", offset, 0)
         end = offset + x.shape[-2]
         if end > self.pe.shape[0]:
             table = sinusoidal_positional_encoding(
@@ -137,15 +131,15 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, max_len: int, d_model: int) -> None:
         super().__init__()
-        self.max_len = _check_int("max_len", max_len, 1)
-        self.d_model = _check_int("d_model", d_model, 1)
+        self.max_len = check_int("max_len", max_len, 1)
+        self.d_model = check_int("d_model", d_model, 1)
         self.embedding = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.embedding.weight, mean=0.0, std=0.02)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``x + E[offset : offset + L]``; ``offset`` is the first position (cached decoding)."""
         x = _check_x(x, self.d_model, "(B, L, D)")
-        offset = _check_int("offset", offset, 0)
+        offset = check_int("offset", offset, 0)
         end = offset + x.shape[-2]
         if end > self.max_len:
             raise ValueError(
@@ -184,7 +178,7 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, head_dim: int, base: float = 10000.0, max_len: int = 512) -> None:
         super().__init__()
-        head_dim = _check_int("head_dim", head_dim, 1)
+        head_dim = check_int("head_dim", head_dim, 1)
         if head_dim % 2:
             raise ValueError(f"head_dim: RoPE rotates pairs of features, expected an even number, got {head_dim}")
         if isinstance(base, bool) or not isinstance(base, (int, float)):
@@ -192,7 +186,7 @@ class RotaryEmbedding(nn.Module):
         if not base > 0:
             raise ValueError(f"base: expected a positive number, got {base}")
         self.head_dim, self.base = head_dim, float(base)
-        cos, sin = self._tables(_check_int("max_len", max_len, 0))
+        cos, sin = self._tables(check_int("max_len", max_len, 0))
         self.register_buffer("cos_cached", cos, persistent=False)  # (max_len, Dh/2)
         self.register_buffer("sin_cached", sin, persistent=False)  # (max_len, Dh/2)
 

@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from tformer._checks import check_int
+
 __all__ = ["GRU", "LSTM", "RNN", "count_parameters", "hidden_state_jacobian_norms"]
 
 # The state of one layer at one time step: h (B, H_hid) for RNN/GRU, (h, c) for the LSTM.
@@ -36,8 +38,7 @@ class _Recurrent(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, *, num_layers: int = 1, bias: bool = True) -> None:
         super().__init__()
         for name, value in (("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            check_int(name, value, 1)
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.num_layers = num_layers
@@ -183,7 +184,8 @@ class RNN(_Recurrent):
     See :meth:`forward` for shapes. Source: Elman 1990, "Finding Structure in Time", §2.
 
     Raises:
-        ValueError: a size is not a positive int, or ``nonlinearity`` is not "tanh"/"relu".
+        TypeError: a size is not an int.
+        ValueError: a size is below 1, or ``nonlinearity`` is not "tanh"/"relu".
     """
 
     _torch_cls = nn.RNN

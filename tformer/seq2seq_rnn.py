@@ -21,6 +21,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from tformer._checks import check_int
+
 __all__ = ["BahdanauAttention", "Seq2SeqRNN"]
 
 DecoderState = Tensor | tuple[Tensor, Tensor]
@@ -41,7 +43,8 @@ class BahdanauAttention(nn.Module):
             finite gradients.
 
     Raises:
-        ValueError: a size is not a positive int; a tensor has the wrong shape.
+        TypeError: a size is not an int.
+        ValueError: a size is below 1; a tensor has the wrong shape.
         TypeError: ``mask`` is not a bool tensor.
 
     Source: Bahdanau, Cho & Bengio 2015, "Neural Machine Translation by Jointly Learning to Align and
@@ -51,8 +54,7 @@ class BahdanauAttention(nn.Module):
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int) -> None:
         super().__init__()
         for name, value in (("query_dim", query_dim), ("key_dim", key_dim), ("attn_dim", attn_dim)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            check_int(name, value, 1)
         self.w_query = nn.Linear(query_dim, attn_dim, bias=False)
         self.w_key = nn.Linear(key_dim, attn_dim, bias=False)
         self.v = nn.Linear(attn_dim, 1, bias=False)
@@ -117,7 +119,8 @@ class Seq2SeqRNN(nn.Module):
         attn_dim: width of the additive-attention layer (default ``hidden_size``).
 
     Raises:
-        ValueError: a bad size, ``cell``, ``attention`` or ``pad_id``.
+        TypeError: a size is not an int.
+        ValueError: a size below 1, or a bad ``cell``, ``attention`` or ``pad_id``.
 
     Sources: Cho et al. 2014, §2; Sutskever, Vinyals & Le 2014, §2; Bahdanau, Cho & Bengio 2015, §3.
     """
@@ -141,8 +144,7 @@ class Seq2SeqRNN(nn.Module):
             ("emb_dim", emb_dim),
             ("hidden_size", hidden_size),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            check_int(name, value, 1)
         if cell not in ("gru", "lstm"):
             raise ValueError(f'cell: expected "gru" or "lstm", got {cell!r}')
         if attention not in (None, "bahdanau"):
@@ -295,10 +297,10 @@ class Seq2SeqRNN(nn.Module):
             ``return_attention=True`` also the weights (B, L_out, S) (zero rows after a row's EOS).
 
         Raises:
+            TypeError: ``max_len`` is not an int.
             ValueError: ``max_len`` < 1; ``return_attention`` without attention; bad ``src`` (see :meth:`encode`).
         """
-        if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-            raise ValueError(f"max_len: expected a positive int, got {max_len!r}")
+        check_int("max_len", max_len, 1)
         if return_attention and self.attention is None:
             raise ValueError("return_attention: this model has attention=None, so there are no weights to return")
         enc_out, state, src_mask = self.encode(src, src_mask)

@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from tformer._checks import check_int
+
 __all__ = ["sequence_cross_entropy", "shift_right"]
 
 
@@ -48,8 +50,7 @@ def shift_right(tgt: Tensor, bos_id: int) -> Tensor:
         ValueError: if ``tgt`` is not 2-D.
     """
     _check_ids("tgt", tgt)
-    if isinstance(bos_id, bool) or not isinstance(bos_id, int):
-        raise TypeError(f"bos_id: expected an int, got {type(bos_id).__name__}")
+    check_int("bos_id", bos_id)
     bos = torch.full_like(tgt[:, :1], bos_id)  # (B, 1)
     return torch.cat([bos, tgt[:, :-1]], dim=1)  # (B, L)
 
@@ -76,8 +77,7 @@ def sequence_cross_entropy(
         got = logits.dtype if isinstance(logits, Tensor) else type(logits).__name__
         raise TypeError(f"logits: expected a floating-point tensor (B, L, V), got {got}")
     _check_ids("targets", targets)
-    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
-        raise TypeError(f"pad_id: expected an int, got {type(pad_id).__name__}")
+    check_int("pad_id", pad_id)
     if logits.dim() != 3 or logits.shape[:2] != targets.shape:
         raise ValueError(
             f"logits: expected (B, L, V) with (B, L) = targets' {tuple(targets.shape)}, got {tuple(logits.shape)}"

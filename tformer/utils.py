@@ -13,6 +13,8 @@ import sys
 import numpy as np
 import torch
 
+from tformer._checks import check_int
+
 __all__ = ["environment_report", "get_device", "seed_everything"]
 
 
@@ -26,10 +28,7 @@ def seed_everything(seed: int) -> None:
         TypeError: if ``seed`` is not an ``int``.
         ValueError: if ``seed`` is negative.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed: expected a non-negative int, got {seed}")
+    check_int("seed", seed, 0)
     random.seed(seed)
     np.random.seed(seed % 2**32)  # noqa: NPY002 -- seeding the legacy global generator is the point
     torch.manual_seed(seed)  # also seeds every CUDA device
