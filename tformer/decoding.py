@@ -151,7 +151,7 @@ def beam_search(
         ``src (B, S) -> (B, L)`` int64; internally ``B·K`` rows.
 
     Raises:
-        ValueError: if ``beam_size`` is not a positive int, or as :func:`greedy_decode`.
+        TypeError / ValueError: if ``beam_size`` is not an int >= 1, or as :func:`greedy_decode`.
     """
     max_len = _check_decode_args(model, src, max_len, bos_id, eos_id)
     K = check_int("beam_size", beam_size, 1)
@@ -214,9 +214,9 @@ def sample_next_token(
     With ties at the k-th largest logit, every tied token is kept (so more than k may remain).
 
     Raises:
-        TypeError: if ``logits`` is not a floating-point tensor or ``temperature`` not a number.
-        ValueError: if ``logits`` is not 2-D, ``temperature`` is negative or NaN, or ``top_k`` is not a
-            positive int.
+        TypeError: if ``logits`` is not a floating-point tensor, ``temperature`` not a number or ``top_k``
+            not an int.
+        ValueError: if ``logits`` is not 2-D, ``temperature`` is negative or NaN, or ``top_k < 1``.
     """
     if not isinstance(logits, Tensor) or not logits.is_floating_point():
         got = logits.dtype if isinstance(logits, Tensor) else type(logits).__name__
