@@ -128,6 +128,28 @@ def test_fully_masked_row_is_zero_and_gradients_finite(dtype):
     assert (k.grad[1] == 0).all() and (v.grad[1] == 0).all()
 
 
+@pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "autograd"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_overflowed_scores_at_masked_positions_stay_harmless(dtype, grad):
+    # Scores that overflow to +inf (300 * 300 in float16; 1e20 * 1e20 in the others) at masked positions, and
+    # in a fully masked row, must not leak NaN into the output or any gradient (a 0/-inf bias added to +inf
+    # would give NaN; so would a softmax over a fully masked row of +inf).
+    big = 300.0 if dtype == torch.float16 else 1e20
+    q = torch.tensor([[big], [1.0]], dtype=dtype, requires_grad=grad)  # (L=2, Dh=1)
+    k = torch.tensor([[1.0], [big]], dtype=dtype, requires_grad=grad)  # (S=2, Dh=1); q0·k1 overflows
+    v = torch.tensor([[1.0], [2.0]], dtype=dtype, requires_grad=grad)
+    mask = torch.tensor([[True, False], [False, False]])  # row 0 may not see key 1; row 1 sees nothing
+    with torch.set_grad_enabled(grad):
+        out, weights = scaled_dot_product_attention(q, k, v, mask)
+    assert weights.tolist() == [[1.0, 0.0], [0.0, 0.0]]
+    assert out.tolist() == [[1.0], [0.0]]
+    if grad:
+        out.float().sum().backward()
+        for t in (q, k, v):
+            assert t.grad is not None and torch.isfinite(t.grad).all()
+        assert q.grad.tolist() == [[0.0], [0.0]] and k.grad.tolist() == [[0.0], [0.0]]
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_low_precision_causal_matches_float32(dtype):
     # Round the inputs to `dtype` once; the float32 run on those same inputs isolates the arithmetic error.
