@@ -58,7 +58,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from tformer.corpus import generate_corpus
-from tformer.metrics import accuracy_by_length
+from tformer.metrics import evaluate_translation
 from tformer.plot import attention_heatmap, use_book_style
 from tformer.results import Results
 from tformer.seq2seq_rnn import BahdanauAttention, Seq2SeqRNN
@@ -69,8 +69,6 @@ from tformer.text import (
     PAD_ID,
     PairBatches,
     Vocab,
-    bucket_batches,
-    pad_sequences,
     word_tokenize,
 )
 from tformer.train import seq2seq_loss, train
@@ -160,21 +158,6 @@ def unshifted_loss(model, batch):
     return sequence_cross_entropy(logits, tgt, PAD_ID), int((tgt != PAD_ID).sum())
 
 
-@torch.no_grad()
-def translate_all(model, pairs, batch_size=250):
-    """Greedy translations of (english, chinese) pairs; returns (hypotheses, exact-match flags), in order."""
-    model.eval()
-    encoded = [src_vocab.encode(en.split(), add_eos=True) for en, _ in pairs]  # as in training
-    hypotheses = [""] * len(pairs)
-    for idx in bucket_batches([len(e) for e in encoded], batch_size, shuffle=False):
-        src = pad_sequences([encoded[i] for i in idx]).to(device)  # (B, S), right-padded
-        out = model.greedy_decode(src, 2 * src.shape[1] + 10, BOS_ID, EOS_ID)  # (B, ≤ max_len)
-        for row, i in zip(out.cpu(), idx, strict=True):
-            hypotheses[i] = " ".join(tgt_vocab.decode(row))
-    correct = [h.split() == zh.split() for h, (_, zh) in zip(hypotheses, pairs, strict=True)]
-    return hypotheses, correct
-
-
 # %% tags=["nbval-ignore-output"]
 seed_everything(0)
 copier = Seq2SeqRNN(len(src_vocab), len(tgt_vocab), EMB, HIDDEN, cell="gru", pad_id=PAD_ID)
@@ -182,11 +165,11 @@ copier_history = train(
     copier, train_batches, unshifted_loss, lr=LR, max_steps=100, device=device, progress=False
 )
 copier_loss = sum(copier_history.losses[-10:]) / 10
-copier_hyps, copier_correct = translate_all(copier, corpus.test)
-copier_em = 100 * sum(copier_correct) / len(copier_correct)
+copier_report = evaluate_translation(copier, corpus.test, src_vocab, tgt_vocab)  # greedy, batched by length
+copier_em = 100 * copier_report.exact_match
 print(f"training loss after 100 steps without the shift: {copier_loss:.3f} nats/token")
 print(f"exact match when it translates (greedy): {copier_em:.1f}%")
-print("the cat sat on the mat →", copier_hyps[0][:60])
+print(corpus.test[0][0], "→", copier_report.hypotheses[0][:60])
 assert copier_loss < 0.1 and copier_em < 1.0
 results.record("copier_loss", copier_loss, tol=0.05)
 results.record("copier_em", copier_em, tol=1.0)
@@ -209,12 +192,11 @@ results.record("copier_em", copier_em, tol=1.0)
 # %%
 STEPS = 300 if not BIG else 3_000
 EDGES = (6, 12, 18, 24)  # source-length buckets: 1-6, 7-12, 13-18, 19-24, 25+ words
-test_lengths = [len(en.split()) for en, _ in corpus.test]
 
 
 def evaluate_by_length(model):
-    hypotheses, correct = translate_all(model, corpus.test)
-    return hypotheses, accuracy_by_length(test_lengths, correct, EDGES)
+    """Greedy-translate the test set; exact match per source-length bucket (`tformer.metrics`)."""
+    return evaluate_translation(model, corpus.test, src_vocab, tgt_vocab, edges=EDGES).buckets
 
 
 # %% tags=["nbval-ignore-output"]
@@ -223,7 +205,7 @@ fixed = Seq2SeqRNN(len(src_vocab), len(tgt_vocab), EMB, HIDDEN, cell="gru", pad_
 fixed_history = train(
     fixed, train_batches, seq2seq_loss, lr=LR, max_steps=STEPS, device=device, progress=False
 )
-fixed_hyps, fixed_buckets = evaluate_by_length(fixed)
+fixed_buckets = evaluate_by_length(fixed)
 print(
     f"fixed context: {fixed_history.steps} steps in {fixed_history.train_time_s:.1f} s, "
     f"final loss {sum(fixed_history.losses[-20:]) / 20:.3f}"
@@ -279,7 +261,7 @@ attentive = Seq2SeqRNN(
 attentive_history = train(
     attentive, train_batches, seq2seq_loss, lr=LR, max_steps=STEPS, device=device, progress=False
 )
-attentive_hyps, attentive_buckets = evaluate_by_length(attentive)
+attentive_buckets = evaluate_by_length(attentive)
 print(
     f"attention: {attentive_history.steps} steps in {attentive_history.train_time_s:.1f} s, "
     f"final loss {sum(attentive_history.losses[-20:]) / 20:.3f}"

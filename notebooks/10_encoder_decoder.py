@@ -63,7 +63,7 @@ import torch
 from tformer.corpus import generate_corpus
 from tformer.decoding import beam_search, greedy_decode
 from tformer.masks import as_key_padding, causal_mask
-from tformer.metrics import accuracy_by_length, corpus_bleu, evaluate_translation
+from tformer.metrics import TranslationReport, evaluate_translation
 from tformer.models import Transformer
 from tformer.plot import attention_heatmap, use_book_style
 from tformer.results import Results
@@ -580,26 +580,10 @@ for name, rnn in rnn_models.items():
     print(f"{name:>14}: {sum(p.numel() for p in rnn.parameters()):,} parameters")
 
 
-@torch.no_grad()
-def evaluate_rnn(rnn: Seq2SeqRNN, pairs: list[tuple[str, str]], batch_size: int = 256) -> dict[str, float]:
-    """Greedy-decode `pairs` with an RNN translator: exact match, BLEU, exact match over 20 source words."""
-    rnn.eval()
-    src_ids = [source_ids(en) for en, _ in pairs]
-    order = sorted(range(len(pairs)), key=lambda i: len(src_ids[i]))  # similar lengths together
-    hyps = [""] * len(pairs)
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
-        src_b = pad_sequences([src_ids[i] for i in idx]).to(device)  # (B, S)
-        out = rnn.greedy_decode(src_b, 2 * src_b.shape[1] + 10, BOS_ID, EOS_ID)  # (B, L)
-        for row, i in zip(out.cpu(), idx, strict=True):
-            hyps[i] = " ".join(tgt_vocab.decode(row))
-    refs = [zh for _, zh in pairs]
-    correct = [h.split() == r.split() for h, r in zip(hyps, refs, strict=True)]
-    lengths = [len(en.split()) for en, _ in pairs]
-    buckets = accuracy_by_length(lengths, correct)
-    long_ = [c for n, c in zip(lengths, correct, strict=True) if n > 20]
-    return {"em": sum(correct) / len(correct), "bleu": corpus_bleu(hyps, refs),
-            "em_over_20": sum(long_) / len(long_), "buckets": [b.accuracy for b in buckets]}  # fmt: skip
+def table_row(model_report: TranslationReport, steps: int, seconds: float) -> dict:
+    """One row of the comparison: training steps and seconds, then the test scores."""
+    return {"steps": steps, "seconds": seconds, "em": model_report.exact_match, "bleu": model_report.bleu,
+            "em_over_20": model_report.accuracy_over(20), "buckets": [b.accuracy for b in model_report.buckets]}  # fmt: skip
 
 
 # %% tags=["nbval-ignore-output"]
@@ -609,19 +593,16 @@ for name, rnn in rnn_models.items():
     rnn_scheduler = linear_warmup_decay(rnn_optimizer, RNN_STEPS[name] // 10, RNN_STEPS[name])
     h = train(rnn, train_batches, seq2seq_loss, optimizer=rnn_optimizer, scheduler=rnn_scheduler,
               max_steps=RNN_STEPS[name], device=device, progress=False)  # fmt: skip
-    comparison[name] = {"steps": h.steps, "seconds": h.train_time_s, **evaluate_rnn(rnn, corpus.test)}
+    # the same greedy evaluation as the Transformer's: tformer.metrics accepts any model with greedy_decode
+    comparison[name] = table_row(evaluate_translation(rnn, corpus.test, src_vocab, tgt_vocab), h.steps, h.train_time_s)
 seed_everything(0)
 short = Transformer(len(src_vocab), len(tgt_vocab), **MODEL_SIZES)
 short_optimizer = torch.optim.Adam(short.parameters(), lr=PEAK_LR, betas=(0.9, 0.98), eps=1e-9)
 h = train(short, train_batches, seq2seq_loss, optimizer=short_optimizer, max_steps=BUDGET_STEPS, device=device,
           scheduler=linear_warmup_decay(short_optimizer, WARMUP_STEPS, BUDGET_STEPS), progress=False)  # fmt: skip
 short_report = evaluate_translation(short, corpus.test, src_vocab, tgt_vocab)
-comparison[f"Transformer, {BUDGET_STEPS} steps"] = {
-    "steps": BUDGET_STEPS, "seconds": h.train_time_s, "em": short_report.exact_match, "bleu": short_report.bleu,
-    "em_over_20": short_report.accuracy_over(20), "buckets": [b.accuracy for b in short_report.buckets]}  # fmt: skip
-comparison[f"Transformer, {STEPS} steps"] = {
-    "steps": STEPS, "seconds": history.train_time_s, "em": report.exact_match, "bleu": report.bleu,
-    "em_over_20": report.accuracy_over(20), "buckets": [b.accuracy for b in report.buckets]}  # fmt: skip
+comparison[f"Transformer, {BUDGET_STEPS} steps"] = table_row(short_report, BUDGET_STEPS, h.train_time_s)
+comparison[f"Transformer, {STEPS} steps"] = table_row(report, STEPS, history.train_time_s)
 print(f"{'model':<26} {'steps':>6} {'train s':>8} {'exact match':>12} {'EM >20 words':>13} {'BLEU':>6}")
 for name, row in comparison.items():
     print(f"{name:<26} {row['steps']:>6} {row['seconds']:>8.1f} {row['em']:>12.2%} {row['em_over_20']:>13.2%} "

@@ -21,7 +21,8 @@ from tformer.metrics import (
     translate,
 )
 from tformer.models import Transformer
-from tformer.text import PAD_ID, Vocab
+from tformer.seq2seq_rnn import Seq2SeqRNN
+from tformer.text import BOS_ID, EOS_ID, PAD_ID, Vocab
 
 
 def test_exact_match():
@@ -121,3 +122,23 @@ def test_translate_and_report_api_and_errors():
         translate(model, ["the cat sat " * 3], src_vocab, tgt_vocab)
     with pytest.raises(ValueError, match="at least one"):
         evaluate_translation(model, [], src_vocab, tgt_vocab)
+
+
+@pytest.mark.parametrize("attention", [None, "bahdanau"])
+def test_translate_scores_rnn_translators_with_the_same_code(attention):
+    torch.manual_seed(0)
+    src_vocab, tgt_vocab = Vocab(["the", "cat", "sat", "on", "mat"]), Vocab(["猫", "坐", "在", "垫子", "上"])
+    rnn = Seq2SeqRNN(len(src_vocab), len(tgt_vocab), emb_dim=8, hidden_size=16, attention=attention)
+    sentences = ["the cat sat on the mat", "cat", "the mat", "sat on the cat"]
+    batched = translate(rnn, sentences, src_vocab, tgt_vocab, batch_size=3, max_len=9)
+    rnn.eval()
+    for sentence, got in zip(sentences, batched, strict=True):  # each alone, by hand
+        src = torch.tensor([src_vocab.encode(sentence.split(), add_eos=True)])  # (1, S)
+        alone = rnn.greedy_decode(src, 9, BOS_ID, EOS_ID)[0]  # (≤ 9,)
+        assert got == " ".join(tgt_vocab.decode(alone))
+    report = evaluate_translation(rnn, [(s, s) for s in sentences], src_vocab, tgt_vocab)
+    assert report.hypotheses == translate(rnn, sentences, src_vocab, tgt_vocab)
+    with pytest.raises(ValueError, match="mismatched vocabulary"):
+        translate(rnn, ["the cat"], Vocab(["the", "cat"]), tgt_vocab)
+    with pytest.raises(TypeError, match="model: expected a translator with a greedy_decode method, got Linear"):
+        translate(nn.Linear(2, 2), ["the cat"], src_vocab, tgt_vocab)

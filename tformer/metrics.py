@@ -228,16 +228,19 @@ def translate(
 ) -> list[str]:
     """Greedy-decode English sentences (space-separated words) into target sentences.
 
-    Sentences are batched by length; the model's device is used. ``max_len`` (target tokens, EOS included)
+    ``model`` is any translator with ``greedy_decode(src (B, S), max_len, bos_id, eos_id) -> (B, ≤ max_len)``,
+    such as :class:`tformer.models.Transformer` or :class:`tformer.seq2seq_rnn.Seq2SeqRNN`, so both families
+    are scored by the same code. Sentences are batched by length; the model's device is used. ``max_len`` (target tokens, EOS included)
     defaults to ``2 · source words + 10``, capped by the model's ``max_len``. ``src_eos`` appends ``EOS_ID`` to
     each source, as :class:`tformer.text.PairBatches` does by default: use the choice the model was trained with.
 
     Raises:
+        TypeError: if ``model`` has no ``greedy_decode`` method.
         ValueError: on an unknown source word (``strict``), a source longer than the model's ``max_len``, a
             vocabulary whose size differs from the model's, or a decoded id outside ``tgt_vocab``.
     """
-    from tformer.decoding import greedy_decode
-
+    if not callable(getattr(model, "greedy_decode", None)):
+        raise TypeError(f"model: expected a translator with a greedy_decode method, got {type(model).__name__}")
     _check_vocab_size(model, "src_vocab_size", src_vocab, "src_vocab")
     _check_vocab_size(model, "tgt_vocab_size", tgt_vocab, "tgt_vocab")
     if len(sentences) == 0:
@@ -255,7 +258,7 @@ def translate(
         limit = max_len if max_len is not None else 2 * src.shape[1] + 10
         if model_max is not None:
             limit = min(limit, model_max)
-        ys = greedy_decode(model, src, limit, BOS_ID, EOS_ID)  # (B, ≤ limit)
+        ys = model.greedy_decode(src, limit, BOS_ID, EOS_ID)  # (B, ≤ limit)
         for row, i in zip(ys.cpu(), idx, strict=True):
             out[i] = " ".join(tgt_vocab.decode(row))
     model.train(was_training)

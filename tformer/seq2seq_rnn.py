@@ -152,6 +152,7 @@ class Seq2SeqRNN(nn.Module):
         if not 0 <= pad_id < min(src_vocab_size, tgt_vocab_size):
             raise ValueError(f"pad_id: expected an id in [0, {min(src_vocab_size, tgt_vocab_size)}), got {pad_id}")
         self.cell = cell
+        self.src_vocab_size, self.tgt_vocab_size = src_vocab_size, tgt_vocab_size
         self.pad_id = pad_id
         self.hidden_size = hidden_size
         rnn_cls = nn.GRU if cell == "gru" else nn.LSTM
