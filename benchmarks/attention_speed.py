@@ -1,6 +1,7 @@
 """Time tformer's attention forward against torch's fused SDPA (a script, not a test).
 
     python benchmarks/attention_speed.py [--repeats N] [--batch B --heads H --length L --head-dim Dh]
+                                         [--allocator default|thp|reuse ...]
 
 Defaults: B=8, H=12, L=S=1024, Dh=64, float32, CPU, no autograd (inference forward). For each memory-allocator
 setting below, prints the median time of ours and of ``torch.nn.functional.scaled_dot_product_attention``
@@ -14,7 +15,8 @@ time. (Given a bool ``attn_mask``, torch's kernel does not skip the masked half;
 would: about 1.35x faster again on the 2-core CPU.)
 
 A fresh 384 MiB tensor per call makes the result depend on the memory allocator, so each setting runs in its
-own process (the variables are read when the process starts):
+own process, started with only that setting's variables (they are read when the process starts; inherited
+``LD_PRELOAD``, ``GLIBC_TUNABLES``, ``MALLOC_*`` and ``THP_MEM_ALLOC_ENABLE`` are removed):
 
 - ``default``: glibc's malloc hands the block back to the kernel on free, so every call page-faults it in again;
 - ``thp``: ``THP_MEM_ALLOC_ENABLE=1``, PyTorch's transparent-huge-page allocator (512x fewer faults);
@@ -35,6 +37,8 @@ import sys
 import time
 from collections.abc import Callable
 
+# Variables that change how memory is allocated; removed from every child's environment before its own are set.
+ALLOCATOR_VARIABLES = ("LD_PRELOAD", "GLIBC_TUNABLES", "THP_MEM_ALLOC_ENABLE")
 ALLOCATORS: dict[str, dict[str, str]] = {
     "default": {},
     "thp": {"THP_MEM_ALLOC_ENABLE": "1"},
@@ -66,7 +70,7 @@ def median_seconds(fns: dict[str, Callable[[], object]], repeats: int, warmup: i
 
 
 def measure(args: argparse.Namespace) -> None:
-    """Run in a child process: time every case under this process's allocator and print one row per case."""
+    """Time every case under this process's allocator (a child started by :func:`main`); one row per case."""
     import torch
     import torch.nn.functional as F
 
@@ -93,20 +97,25 @@ def measure(args: argparse.Namespace) -> None:
     floor = t["Q K^T"] + t["softmax"] + t["weights @ V"]
     rows = [(name, t[f"ours, {name}"], t[f"torch, {name}"]) for name in ("no mask", "causal")]
     for name, ours, ref in [*rows, ("floor", floor, t["torch, no mask"])]:
-        print(f"{args.allocator:<9}{name:<9}{ours:>10.3f}{ref:>11.3f}{ours / ref:>12.2f}", flush=True)
+        print(f"{args.child:<9}{name:<9}{1e3 * ours:>10.1f}{1e3 * ref:>11.1f}{ours / ref:>12.2f}", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15, help="timed rounds (median reported)")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first")
+    parser.add_argument("--repeats", type=int, default=15, help="timed rounds (median reported), >= 1")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first, >= 0")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--heads", type=int, default=12)
     parser.add_argument("--length", type=int, default=1024)
     parser.add_argument("--head-dim", type=int, default=64)
-    parser.add_argument("--allocator", choices=[*ALLOCATORS, "all"], default="all")
+    parser.add_argument(
+        "--allocator", choices=list(ALLOCATORS), nargs="+", default=list(ALLOCATORS), help="settings to run"
+    )
+    parser.add_argument("--child", choices=list(ALLOCATORS), help=argparse.SUPPRESS)  # set by main() only
     args = parser.parse_args()
-    if args.allocator != "all":
+    if args.repeats < 1 or args.warmup < 0:
+        parser.error(f"expected --repeats >= 1 and --warmup >= 0, got {args.repeats} and {args.warmup}")
+    if args.child is not None:
         measure(args)
         return
 
@@ -117,11 +126,15 @@ def main() -> None:
         f"B={args.batch} H={args.heads} L=S={args.length} Dh={args.head_dim}, "
         f"median of {args.repeats} interleaved rounds after {args.warmup} warm-up"
     )
-    print(f"{'alloc':<9}{'case':<9}{'ours (s)':>10}{'torch (s)':>11}{'ours/torch':>12}", flush=True)
-    for name, env in ALLOCATORS.items():
-        child = [sys.executable, __file__, *sys.argv[1:], "--allocator", name]
-        clean = {k: v for k, v in os.environ.items() if k not in {"THP_MEM_ALLOC_ENABLE", *ALLOCATORS["reuse"]}}
-        subprocess.run(child, env={**clean, **env}, check=True)
+    print(f"{'alloc':<9}{'case':<9}{'ours (ms)':>10}{'torch (ms)':>11}{'ours/torch':>12}", flush=True)
+    sizes = ["--repeats", str(args.repeats), "--warmup", str(args.warmup), "--batch", str(args.batch)]
+    sizes += ["--heads", str(args.heads), "--length", str(args.length), "--head-dim", str(args.head_dim)]
+    clean = {
+        k: v for k, v in os.environ.items() if k not in ALLOCATOR_VARIABLES and not k.startswith("MALLOC_")
+    }
+    for name in args.allocator:
+        child = [sys.executable, __file__, *sizes, "--child", name]
+        subprocess.run(child, env={**clean, **ALLOCATORS[name]}, check=True)
 
 
 if __name__ == "__main__":

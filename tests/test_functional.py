@@ -150,6 +150,17 @@ def test_overflowed_scores_at_masked_positions_stay_harmless(dtype, grad):
         assert q.grad.tolist() == [[0.0], [0.0]] and k.grad.tolist() == [[0.0], [0.0]]
 
 
+@pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "autograd"])
+def test_nan_score_at_a_masked_position_stays_harmless(grad):
+    # 1e20·1 + 1e20·(-1e20)... overflows both ways: +inf + -inf = NaN in the score of the masked key.
+    q = torch.tensor([[1e20, 1e20]], requires_grad=grad)  # (L=1, Dh=2)
+    k = torch.tensor([[1.0, 0.0], [1e20, -1e20]], requires_grad=grad)  # (S=2, Dh=2)
+    v = torch.tensor([[1.0], [2.0]], requires_grad=grad)
+    with torch.set_grad_enabled(grad):
+        out, weights = scaled_dot_product_attention(q, k, v, torch.tensor([[True, False]]))
+    assert weights.tolist() == [[1.0, 0.0]] and out.tolist() == [[1.0]]
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_low_precision_causal_matches_float32(dtype):
     # Round the inputs to `dtype` once; the float32 run on those same inputs isolates the arithmetic error.

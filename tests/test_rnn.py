@@ -388,3 +388,14 @@ def test_seq2seq_empty_batch_and_byte_ids_are_clear_errors() -> None:
         model.greedy_decode(src[:0], 3, BOS, EOS)
     with pytest.raises(TypeError, match=r"src: expected an integer tensor \(int64 or int32\).*torch.uint8"):
         model(src.to(torch.uint8), tgt_in)  # was an error from inside nn.Embedding
+
+
+def test_seq2seq_ids_are_checked_like_the_transformers() -> None:
+    with pytest.raises(TypeError, match=r"pad_id: expected an int, got bool"):
+        Seq2SeqRNN(V_SRC, V_TGT, 8, 10, pad_id=True)
+    model = _model("gru", "bahdanau")
+    src, _ = _batch()
+    with pytest.raises(TypeError, match=r"bos_id: expected an int, got float"):
+        model.greedy_decode(src, 3, 1.5, EOS)
+    with pytest.raises(ValueError, match=rf"eos_id: expected an id different from pad_id={PAD}, got {PAD}"):
+        model.greedy_decode(src, 3, BOS, PAD)

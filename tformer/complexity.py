@@ -199,7 +199,8 @@ def maximum_path_length(layer: str, n: int, *, k: int = 3, dilated: bool = False
     ⌈log_k n⌉ layers (O(log_k n)).
 
     Raises:
-        ValueError: on an unknown ``layer`` or ``k < 2`` for convolutions; see ``n``.
+        TypeError: if ``n`` or (for convolutions) ``k`` is not an int.
+        ValueError: on an unknown ``layer``, ``n < 1``, or ``k < 2`` for convolutions.
     """
     check_int("n", n, 1)
     layer = _layer(layer)
@@ -207,8 +208,7 @@ def maximum_path_length(layer: str, n: int, *, k: int = 3, dilated: bool = False
         return 1
     if layer == "rnn":
         return n - 1
-    if check_int("k", k, 1) < 2:
-        raise ValueError(f"k: expected a kernel width >= 2 for a convolution, got {k}")
+    check_int("k", k, 2)  # a convolution of width 1 never mixes positions
     if not dilated:
         return -(-(n - 1) // (k - 1))
     layers, field = 0, 1

@@ -79,11 +79,10 @@ def scaled_dot_product_attention(
     row_has_key = None  # (..., L, 1) bool, only when some row is fully masked
     if mask is not None:
         if in_place:
-            # No autograd: cap the scores with a bound that is +inf where the mask allows and -inf where it
-            # does not. One broadcast pass, about 3x cheaper than masked_fill_ on the (..., L, S) scores on a
-            # CPU, and, unlike adding a 0/-inf bias, a masked score that overflowed to +inf still becomes -inf.
-            bound = torch.full(mask.shape, float("inf"), dtype=scores.dtype, device=scores.device)
-            torch.minimum(scores, bound.masked_fill_(mask.logical_not(), float("-inf")), out=scores)
+            # No autograd: one broadcast select, about 1.5x faster than masked_fill_ on the (..., L, S) scores
+            # on a CPU. Unlike adding a 0/-inf bias (or a minimum with a +inf/-inf bound), it also overwrites
+            # a masked score that overflowed to +inf or NaN, so both paths give the same weights.
+            torch.where(mask, scores, scores.new_full((), float("-inf")), out=scores)
         else:
             scores.masked_fill_(mask.logical_not(), float("-inf"))  # autograd saves only the mask, not scores
         row_has_key = mask.any(dim=-1, keepdim=True)  # (..., L, 1)

@@ -43,9 +43,8 @@ class BahdanauAttention(nn.Module):
             finite gradients.
 
     Raises:
-        TypeError: a size is not an int.
+        TypeError: a size is not an int, or ``mask`` is not a bool tensor.
         ValueError: a size is below 1; a tensor has the wrong shape.
-        TypeError: ``mask`` is not a bool tensor.
 
     Source: Bahdanau, Cho & Bengio 2015, "Neural Machine Translation by Jointly Learning to Align and
     Translate", §3.1 and Appendix A.1.2.
@@ -149,7 +148,7 @@ class Seq2SeqRNN(nn.Module):
             raise ValueError(f'cell: expected "gru" or "lstm", got {cell!r}')
         if attention not in (None, "bahdanau"):
             raise ValueError(f'attention: expected None or "bahdanau", got {attention!r}')
-        if not 0 <= pad_id < min(src_vocab_size, tgt_vocab_size):
+        if not 0 <= check_int("pad_id", pad_id) < min(src_vocab_size, tgt_vocab_size):
             raise ValueError(f"pad_id: expected an id in [0, {min(src_vocab_size, tgt_vocab_size)}), got {pad_id}")
         self.cell = cell
         self.src_vocab_size, self.tgt_vocab_size = src_vocab_size, tgt_vocab_size
@@ -290,18 +289,23 @@ class Seq2SeqRNN(nn.Module):
         """Greedy decoding, one token at a time, each row stopping at its first EOS.
 
         Leaves the module's train/eval mode as it is (there is no dropout). ``pad_id`` is never predicted. The
-        BOS is not included; a row's EOS is; positions after a row's EOS hold ``pad_id``. Stops when every row has emitted EOS or after
-        ``max_len`` tokens.
+        BOS is not included; a row's EOS is; positions after a row's EOS hold ``pad_id``. Stops when every row
+        has emitted EOS or after ``max_len`` tokens.
 
         Shape:
             src: (B, S) int, right-padded. returns: tokens (B, L_out) with L_out ≤ max_len; with
             ``return_attention=True`` also the weights (B, L_out, S) (zero rows after a row's EOS).
 
         Raises:
-            TypeError: ``max_len`` is not an int.
-            ValueError: ``max_len`` < 1; ``return_attention`` without attention; bad ``src`` (see :meth:`encode`).
+            TypeError: ``max_len``, ``bos_id`` or ``eos_id`` is not an int.
+            ValueError: ``max_len`` < 1; ``bos_id`` or ``eos_id`` equal to ``pad_id`` (PAD is never decoded, and
+                an EOS equal to PAD could not be told from the padding after it); ``return_attention`` without
+                attention; bad ``src`` (see :meth:`encode`).
         """
         check_int("max_len", max_len, 1)
+        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+            if check_int(name, value) == self.pad_id:
+                raise ValueError(f"{name}: expected an id different from pad_id={self.pad_id}, got {value}")
         if return_attention and self.attention is None:
             raise ValueError("return_attention: this model has attention=None, so there are no weights to return")
         enc_out, state, src_mask = self.encode(src, src_mask)
