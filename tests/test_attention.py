@@ -76,6 +76,7 @@ def test_matches_torch_outputs_weights_and_gradients(bias: bool, mask_name: str)
     if bias:
         in_bias_grad = torch.cat([ours.w_q.bias.grad, ours.w_k.bias.grad, ours.w_v.bias.grad])
         assert_close(in_bias_grad, ref.in_proj_bias.grad, **TOL)
+        assert_close(ours.w_o.bias.grad, ref.out_proj.bias.grad, **TOL)
 
 
 def test_three_d_mask_is_read_as_batch_query_key() -> None:

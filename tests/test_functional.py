@@ -164,14 +164,16 @@ def test_nan_score_at_a_masked_position_stays_harmless(grad):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_low_precision_causal_matches_float32(dtype):
     # Round the inputs to `dtype` once; the float32 run on those same inputs isolates the arithmetic error.
-    q, k, v = (t.to(dtype) for t in _qkv(torch.float32, L=S))
+    # Many seeds: with the scores and weights rounded to bfloat16 on the way, 1 seed in 200 missed 1e-2.
     mask = causal_mask(S)
-    out32, w32 = scaled_dot_product_attention(q.float(), k.float(), v.float(), mask)
-    out, w = scaled_dot_product_attention(q, k, v, mask)
-    assert out.dtype == dtype and w.dtype == dtype
-    assert torch.isfinite(out).all()
-    assert_close(out.float(), out32, rtol=0, atol=1e-2)
-    assert_close(w.float(), w32, rtol=0, atol=1e-2)
+    for seed in range(100):
+        q, k, v = (t.to(dtype) for t in _qkv(torch.float32, seed=seed, L=S))
+        out32, w32 = scaled_dot_product_attention(q.float(), k.float(), v.float(), mask)
+        out, w = scaled_dot_product_attention(q, k, v, mask)
+        assert out.dtype == dtype and w.dtype == dtype
+        assert torch.isfinite(out).all()
+        assert_close(out.float(), out32, rtol=0, atol=1e-2)
+        assert_close(w.float(), w32, rtol=0, atol=1e-2)
 
 
 def test_causal_with_cached_single_query_sees_all_keys():

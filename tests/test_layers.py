@@ -45,6 +45,7 @@ def _attn_grad(ours: dict, ref: dict, our_prefix: str, ref_prefix: str) -> None:
     b = torch.cat([ours[f"{our_prefix}.w_{x}.bias"] for x in "qkv"])
     assert_close(b, ref[f"{ref_prefix}.in_proj_bias"], **TOL)
     assert_close(ours[f"{our_prefix}.w_o.weight"], ref[f"{ref_prefix}.out_proj.weight"], **TOL)
+    assert_close(ours[f"{our_prefix}.w_o.bias"], ref[f"{ref_prefix}.out_proj.bias"], **TOL)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -36,7 +36,11 @@ def scaled_dot_product_attention(
 
     Dropout, when ``dropout_p > 0``, is applied to the weights; the caller decides train or eval (pass
     ``dropout_p=0.0`` in eval). The returned weights are the ones actually used, so
-    ``output == weights @ value`` always holds.
+    ``output == weights @ value`` holds exactly in float32 and float64.
+
+    float16 and bfloat16 inputs are computed in float32 and both results rounded once to the input dtype, as
+    torch's fused kernels accumulate in float32: rounding the scores and weights on the way as well gave
+    bfloat16 errors up to 0.012 against float32 (0.008 when rounding once).
 
     When autograd is off (``torch.no_grad()``, or no input requires grad) the softmax and dropout run in place
     on the score tensor, which saves one ``(..., L, S)`` allocation.
@@ -71,6 +75,9 @@ def scaled_dot_product_attention(
     if mask is not None:
         _check_mask(mask, scores_shape, query.device)
 
+    out_dtype = query.dtype
+    if out_dtype in (torch.float16, torch.bfloat16):
+        query, key, value = query.float(), key.float(), value.float()
     scale = 1.0 / math.sqrt(query.shape[-1])
     # Scaling Q (L·Dh numbers) is cheaper than scaling the scores (L·S numbers).
     scores = torch.matmul(query * scale, key.transpose(-2, -1))  # (..., L, S)
@@ -105,7 +112,7 @@ def scaled_dot_product_attention(
         weights = F.dropout(weights, p=dropout_p, training=True, inplace=in_place)
 
     output = torch.matmul(weights, value)  # (..., L, Dv)
-    return output, weights
+    return output.to(out_dtype), weights.to(out_dtype)
 
 
 def _check_inputs(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -> torch.Size:
