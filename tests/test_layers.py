@@ -225,3 +225,18 @@ def test_layer_norm_eps_and_num_layers_are_validated() -> None:
         DecoderLayer(16, 4, 32, layer_norm_eps=float("nan"))
     with pytest.raises(TypeError, match=r"num_layers: expected an int, got float"):
         Encoder(2.0, 16, 4, 32)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_layer_inputs_are_checked_before_the_first_norm(norm_first: bool) -> None:
+    # A pre-norm layer used to let LayerNorm fail first, with torch's "mixed dtype" RuntimeError.
+    enc, dec = EncoderLayer(16, 4, 32, norm_first=norm_first), DecoderLayer(16, 4, 32, norm_first=norm_first)
+    x = torch.randn(2, 5, 16)
+    with pytest.raises(TypeError, match=r"x: expected a floating-point tensor \(B, \*, D\), got dtype torch.int64"):
+        enc(x.long())
+    with pytest.raises(ValueError, match=r"x: expected shape \(B, \*, D=16\), got \(2, 5, 15\)"):
+        enc(x[..., :15])
+    with pytest.raises(TypeError, match=r"x: expected the parameters' dtype torch.float32, got torch.float64"):
+        enc(x.double())
+    with pytest.raises(TypeError, match=r"memory: expected a floating-point tensor .* torch.int64"):
+        dec(x, x.long())

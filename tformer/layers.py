@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from tformer._checks import check_int
-from tformer.attention import KVCache, MultiHeadAttention, _check_dropout
+from tformer.attention import KVCache, MultiHeadAttention, _check_dropout, _check_input
 from tformer.positional import RotaryEmbedding
 
 __all__ = ["Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "FeedForward"]
@@ -86,6 +86,12 @@ def _activation_name(layer: nn.TransformerEncoderLayer | nn.TransformerDecoderLa
     if act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none"):
         return "gelu"
     raise ValueError(f"layer: activation must be relu or exact gelu (approximate='none'), got {act}")
+
+
+def _check_stream(name: str, x: Tensor, layer: EncoderLayer | DecoderLayer) -> None:
+    """Check a layer's input ``(B, L, D)`` up front, so a pre-norm layer's LayerNorm does not fail first."""
+    autocast = isinstance(x, Tensor) and torch.is_autocast_enabled(x.device.type)
+    _check_input(name, x, layer.self_attn.d_model, None if autocast else layer.norm1.weight.dtype)
 
 
 def _check_torch_layer(layer: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer, num_norms: int) -> None:
@@ -193,7 +199,12 @@ class EncoderLayer(nn.Module):
 
         Returns:
             ``(output (B, L, D), self-attention weights (B, H, L, S))``.
+
+        Raises:
+            TypeError / ValueError: if ``x`` is not a floating-point ``(B, L, D)`` tensor of the parameters'
+                dtype; see :class:`MultiHeadAttention` for the mask.
         """
+        _check_stream("x", x, self)
         if self.norm_first:
             h = self.norm1(x)
             attn, weights = self.self_attn(h, h, h, mask, cache=cache, positions=positions)
@@ -292,7 +303,13 @@ class DecoderLayer(nn.Module):
 
         Returns:
             ``(output (B, L, D), self-attention weights (B, H, L, L), cross-attention weights (B, H, L, S))``.
+
+        Raises:
+            TypeError / ValueError: if ``x`` or ``memory`` is not a floating-point ``(B, *, D)`` tensor of the
+                parameters' dtype; see :class:`MultiHeadAttention` for the masks.
         """
+        _check_stream("x", x, self)
+        _check_stream("memory", memory, self)
         self_cache, cross_cache = (None, None) if cache is None else cache
         if self.norm_first:
             h = self.norm1(x)
