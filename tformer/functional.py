@@ -76,7 +76,8 @@ def scaled_dot_product_attention(
         _check_mask(mask, scores_shape, query.device)
 
     out_dtype = query.dtype
-    if out_dtype in (torch.float16, torch.bfloat16):
+    low_precision = out_dtype in (torch.float16, torch.bfloat16)
+    if low_precision:
         query, key, value = query.float(), key.float(), value.float()
     scale = 1.0 / math.sqrt(query.shape[-1])
     # Scaling Q (L·Dh numbers) is cheaper than scaling the scores (L·S numbers).
@@ -112,7 +113,9 @@ def scaled_dot_product_attention(
         weights = F.dropout(weights, p=dropout_p, training=True, inplace=in_place)
 
     output = torch.matmul(weights, value)  # (..., L, Dv)
-    return output.to(out_dtype), weights.to(out_dtype)
+    if low_precision:
+        output, weights = output.to(out_dtype), weights.to(out_dtype)
+    return output, weights
 
 
 def _check_inputs(query: Tensor, key: Tensor, value: Tensor, dropout_p: float) -> torch.Size:
