@@ -118,16 +118,34 @@ def _check_torch_layer(layer: nn.TransformerEncoderLayer | nn.TransformerDecoder
         raise ValueError(f"layer: every dropout must share one rate, got {sorted(rates)}")
 
 
-def _copy_linear(dst: nn.Linear, src: nn.Linear) -> None:
+def _copy_weight_and_bias(dst: nn.Linear | nn.LayerNorm, src: nn.Linear | nn.LayerNorm) -> None:
     dst.weight.copy_(src.weight)
     if dst.bias is not None:
         dst.bias.copy_(src.bias)
 
 
-def _copy_norm(dst: nn.LayerNorm, src: nn.LayerNorm) -> None:
-    dst.weight.copy_(src.weight)
-    if dst.bias is not None:
-        dst.bias.copy_(src.bias)
+def _from_torch_layer(
+    cls: type[EncoderLayer] | type[DecoderLayer],
+    layer: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer,
+    num_norms: int,
+) -> EncoderLayer | DecoderLayer:
+    """Build ``cls`` with ``layer``'s settings and copy its self-attention, FFN and LayerNorms.
+
+    What the two layer kinds share; :meth:`DecoderLayer.from_torch` adds the cross-attention.
+    """
+    _check_torch_layer(layer, num_norms)
+    self_attn = MultiHeadAttention.from_torch(layer.self_attn)
+    ours = cls(
+        self_attn.d_model, self_attn.num_heads, layer.linear1.out_features, layer.dropout.p, layer.norm_first,
+        activation=_activation_name(layer), layer_norm_eps=layer.norm1.eps, bias=layer.linear1.bias is not None,
+    ).to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)  # fmt: skip
+    ours.self_attn = self_attn
+    with torch.no_grad():
+        _copy_weight_and_bias(ours.ffn.w_1, layer.linear1)
+        _copy_weight_and_bias(ours.ffn.w_2, layer.linear2)
+        for i in range(1, num_norms + 1):
+            _copy_weight_and_bias(getattr(ours, f"norm{i}"), getattr(layer, f"norm{i}"))
+    return ours
 
 
 def _check_norm_eps(layer_norm_eps: object) -> None:
@@ -227,20 +245,7 @@ class EncoderLayer(nn.Module):
         """
         if not isinstance(layer, nn.TransformerEncoderLayer):
             raise TypeError(f"layer: expected nn.TransformerEncoderLayer, got {type(layer).__name__}")
-        _check_torch_layer(layer, num_norms=2)
-        attn = MultiHeadAttention.from_torch(layer.self_attn)
-        ours = cls(
-            attn.d_model, attn.num_heads, layer.linear1.out_features, layer.dropout.p, layer.norm_first,
-            activation=_activation_name(layer), layer_norm_eps=layer.norm1.eps,
-            bias=layer.linear1.bias is not None,
-        ).to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
-        ours.self_attn = attn
-        with torch.no_grad():
-            _copy_linear(ours.ffn.w_1, layer.linear1)
-            _copy_linear(ours.ffn.w_2, layer.linear2)
-            _copy_norm(ours.norm1, layer.norm1)
-            _copy_norm(ours.norm2, layer.norm2)
-        return ours.train(layer.training)
+        return _from_torch_layer(cls, layer, num_norms=2).train(layer.training)
 
 
 class DecoderLayer(nn.Module):
@@ -337,20 +342,8 @@ class DecoderLayer(nn.Module):
         """
         if not isinstance(layer, nn.TransformerDecoderLayer):
             raise TypeError(f"layer: expected nn.TransformerDecoderLayer, got {type(layer).__name__}")
-        _check_torch_layer(layer, num_norms=3)
-        self_attn = MultiHeadAttention.from_torch(layer.self_attn)
-        ours = cls(
-            self_attn.d_model, self_attn.num_heads, layer.linear1.out_features, layer.dropout.p,
-            layer.norm_first, activation=_activation_name(layer), layer_norm_eps=layer.norm1.eps,
-            bias=layer.linear1.bias is not None,
-        ).to(device=layer.linear1.weight.device, dtype=layer.linear1.weight.dtype)
-        ours.self_attn = self_attn
+        ours = _from_torch_layer(cls, layer, num_norms=3)
         ours.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
-        with torch.no_grad():
-            _copy_linear(ours.ffn.w_1, layer.linear1)
-            _copy_linear(ours.ffn.w_2, layer.linear2)
-            for i in (1, 2, 3):
-                _copy_norm(getattr(ours, f"norm{i}"), getattr(layer, f"norm{i}"))
         return ours.train(layer.training)
 
 
