@@ -397,5 +397,5 @@ def test_seq2seq_ids_are_checked_like_the_transformers() -> None:
     src, _ = _batch()
     with pytest.raises(TypeError, match=r"bos_id: expected an int, got float"):
         model.greedy_decode(src, 3, 1.5, EOS)
-    with pytest.raises(ValueError, match=rf"eos_id: expected an id different from pad_id={PAD}, got {PAD}"):
+    with pytest.raises(ValueError, match=rf"eos_id: expected an id different from model.pad_id={PAD}, got {PAD}"):
         model.greedy_decode(src, 3, BOS, PAD)

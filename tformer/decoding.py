@@ -25,17 +25,27 @@ from tformer.attention import KVCache
 __all__ = ["KVCache", "beam_search", "greedy_decode", "reorder_cache", "sample_next_token"]
 
 
+def _check_bos_eos(bos_id: object, eos_id: object, pad_id: int) -> None:
+    """Check that ``bos_id`` and ``eos_id`` are ints other than the model's ``pad_id`` (any decoder).
+
+    Raises:
+        TypeError: if either is not an int.
+        ValueError: if either equals ``pad_id``.
+    """
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        if check_int(name, value) == pad_id:
+            # training hides or zeroes the padding token, so BOS = PAD would feed the decoder an input it never
+            # learned from, and EOS = PAD could not be told apart from the padding after it
+            raise ValueError(f"{name}: expected an id different from model.pad_id={pad_id}, got {value}")
+
+
 def _check_decode_args(model: Any, src: Tensor, max_len: int, bos_id: int, eos_id: int) -> int:
     """Validate the arguments; return the number of steps to run (``max_len``, capped at ``model.max_len``)."""
     if not isinstance(src, Tensor) or src.dim() != 2:
         got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
         raise ValueError(f"src: expected an integer tensor of shape (B, S), got {got}")
     check_int("max_len", max_len, 1)
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if check_int(name, value) == model.pad_id:
-            # the teacher-forced decoder hides pad_id keys, so BOS = PAD would train a different model than the
-            # one decoded here, and EOS = PAD could not be told apart from the padding after it
-            raise ValueError(f"{name}: expected an id different from model.pad_id={model.pad_id}, got {value}")
+    _check_bos_eos(bos_id, eos_id, model.pad_id)
     model_max = getattr(model, "max_len", None)  # the decoder input holds BOS + the tokens so far
     return max_len if model_max is None else min(max_len, model_max)
 

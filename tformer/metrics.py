@@ -231,8 +231,9 @@ def translate(
     ``model`` is any ``nn.Module`` with a method
     ``greedy_decode(src (B, S), max_len, bos_id, eos_id) -> (B, ≤ max_len)``, such as
     :class:`tformer.models.Transformer` or :class:`tformer.seq2seq_rnn.Seq2SeqRNN`, so both families are scored
-    by the same code (it is put in eval mode for the call and restored after). Sentences are batched by length; the model's device is used. ``max_len`` (target tokens, EOS included)
-    defaults to ``2 · source words + 10``, capped by the model's ``max_len``. ``src_eos`` appends ``EOS_ID`` to
+    by the same code (it is put in eval mode for the call and restored after). Sentences are batched by
+    length; the model's device is used. ``max_len`` (target tokens, EOS included) defaults to
+    ``2 · source words + 10``, capped by the model's ``max_len``. ``src_eos`` appends ``EOS_ID`` to
     each source, as :class:`tformer.text.PairBatches` does by default: use the choice the model was trained with.
 
     Raises:

@@ -22,6 +22,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from tformer._checks import check_int
+from tformer.decoding import _check_bos_eos
 
 __all__ = ["BahdanauAttention", "Seq2SeqRNN"]
 
@@ -303,9 +304,7 @@ class Seq2SeqRNN(nn.Module):
                 attention; bad ``src`` (see :meth:`encode`).
         """
         check_int("max_len", max_len, 1)
-        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-            if check_int(name, value) == self.pad_id:
-                raise ValueError(f"{name}: expected an id different from pad_id={self.pad_id}, got {value}")
+        _check_bos_eos(bos_id, eos_id, self.pad_id)
         if return_attention and self.attention is None:
             raise ValueError("return_attention: this model has attention=None, so there are no weights to return")
         enc_out, state, src_mask = self.encode(src, src_mask)
