@@ -101,7 +101,9 @@ def measure(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     parser.add_argument("--repeats", type=int, default=15, help="timed rounds (median reported), >= 1")
     parser.add_argument("--warmup", type=int, default=2, help="untimed rounds first, >= 0")
     parser.add_argument("--batch", type=int, default=8)
