@@ -38,9 +38,9 @@ check-notebooks: $(STAMP)
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
 
-## make test-notebooks [NB=notebooks/05_hand_calculation.ipynb]: nbval on every notebook, or on NB only.
+## make test-notebooks [NB=notebooks/05_hand_calculation.py]: nbval on every stored notebook, or on NB's only.
 test-notebooks: $(STAMP)
-	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) -p tools.notebook_times $(or $(NB),notebooks)
+	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) -p tools.notebook_times $(NB:.py=.ipynb)
 
 ## make html: export the stored notebooks (no execution) to an offline HTML book in build/html/.
 html: $(STAMP)
