@@ -48,7 +48,7 @@ html: $(STAMP)
 
 ## make screenshots: rebuild the book and refresh docs/*.png (needs Debian's chromium).
 screenshots: html
-	TFORMER_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/test_html_book.py
+	TFORMER_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/book/test_html_book.py
 
 ## make check-newest: the Colab guard; preface and chapter 05 in a fresh venv with the newest allowed releases.
 check-newest:

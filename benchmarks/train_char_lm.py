@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/train_char_lm.py
 
-The text is :func:`tformer.text.load_english_text` (``pydoc_data.topics``, cleaned; nothing is downloaded). Prints
+The text is :func:`tformer.data.text.load_english_text` (``pydoc_data.topics``, cleaned; nothing is downloaded). Prints
 the bigram baseline's validation cross-entropy (add-k smoothing, the best k of a small grid, so the baseline is
 as strong as it can be), the model's validation cross-entropy (nats per character), the gap, the training time,
 and a sample with the share of its words that occur in the training text.
@@ -18,11 +18,11 @@ import time
 
 import torch
 
-from tformer.metrics import bigram_nats_per_token, lm_nats_per_token
+from tformer.book.environment import seed_everything
+from tformer.data.text import WindowBatches, char_tokenize, load_english_text
 from tformer.models import DecoderOnlyTransformer
-from tformer.text import WindowBatches, char_tokenize, load_english_text
-from tformer.train import linear_warmup_decay, lm_loss, train
-from tformer.utils import seed_everything
+from tformer.training.metrics import bigram_nats_per_token, lm_nats_per_token
+from tformer.training.train import linear_warmup_decay, lm_loss, train
 
 
 def main(argv: list[str] | None = None) -> dict:

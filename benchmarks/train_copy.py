@@ -14,12 +14,12 @@ import time
 
 import torch
 
-from tformer.metrics import exact_match
+from tformer.book.environment import seed_everything
+from tformer.data.tasks import copy_task, reverse_task, sort_task, task_vocab_size
+from tformer.data.text import BOS_ID, EOS_ID, PairBatches, pad_sequences
 from tformer.models import Transformer
-from tformer.tasks import copy_task, reverse_task, sort_task, task_vocab_size
-from tformer.text import BOS_ID, EOS_ID, PairBatches, pad_sequences
-from tformer.train import linear_warmup_decay, seq2seq_loss, train
-from tformer.utils import seed_everything
+from tformer.training.metrics import exact_match
+from tformer.training.train import linear_warmup_decay, seq2seq_loss, train
 
 TASKS = {"copy": copy_task, "reverse": reverse_task, "sort": sort_task}
 

@@ -23,12 +23,12 @@ import time
 
 import torch
 
-from tformer.corpus import generate_corpus
-from tformer.metrics import evaluate_translation, translate
+from tformer.book.environment import seed_everything
+from tformer.data.corpus import generate_corpus
+from tformer.data.text import PairBatches, Vocab
 from tformer.models import Transformer
-from tformer.text import PairBatches, Vocab
-from tformer.train import linear_warmup_decay, save_checkpoint, seq2seq_loss, train, warmup_schedule
-from tformer.utils import seed_everything
+from tformer.training.metrics import evaluate_translation, translate
+from tformer.training.train import linear_warmup_decay, save_checkpoint, seq2seq_loss, train, warmup_schedule
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -78,8 +78,8 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 # %%
 import torch
 
-from tformer.plot import use_book_style
-from tformer.utils import environment_report, get_device, seed_everything
+from tformer.book.environment import environment_report, get_device, seed_everything
+from tformer.book.plot import use_book_style
 
 use_book_style()
 seed_everything(0)

@@ -42,7 +42,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 # **What you will learn**
 #
 # - the recurrence h_t = f(W_xh x_t + W_hh h_{t−1} + b), computed by hand for three steps and checked
-#   against `tformer.rnn.RNN` and `torch.nn.RNN`;
+#   against `tformer.baselines.rnn.RNN` and `torch.nn.RNN`;
 # - the gates of the LSTM (长短期记忆网络) and the GRU (门控循环单元), each proven equal to PyTorch's module;
 # - vanishing and exploding gradients (梯度消失 / 梯度爆炸), measured as ‖∂h_T/∂h_t‖ against the distance
 #   T − t, and what the measurement says about the folklore that "RNN gradients vanish after 20–30 steps";
@@ -63,12 +63,12 @@ import torch
 from torch import nn
 
 from tformer.attention import MultiHeadAttention
-from tformer.plot import use_book_style
-from tformer.results import Results
-from tformer.rnn import GRU, LSTM, RNN, count_parameters, hidden_state_jacobian_norms
-from tformer.tasks import long_range_recall, task_vocab_size
-from tformer.train import train
-from tformer.utils import get_device, seed_everything
+from tformer.baselines.rnn import GRU, LSTM, RNN, count_parameters, hidden_state_jacobian_norms
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import use_book_style
+from tformer.book.results import Results
+from tformer.data.tasks import long_range_recall, task_vocab_size
+from tformer.training.train import train
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -117,7 +117,7 @@ for t, (x, h) in enumerate(zip(xs, hand, strict=True), start=1):
     print(f"{t:>2} {x!s:>12} {[round(v, 4) for v in h]!s:>20}")
 results.record("hand_h1_0", hand[0][0])
 results.record("hand_h1_1", hand[0][1])
-results.record("hand_h3_0", hand[-1][0])
+_ = results.record("hand_h3_0", hand[-1][0])
 
 # %% [markdown]
 # Step 1 is just tanh(W_xh x_1 + b) since h_0 = 0: tanh(0.5) = **0.4621**<!-- result: hand_h1_0 --> and
@@ -125,7 +125,7 @@ results.record("hand_h3_0", hand[-1][0])
 # step 2 on, the previous state feeds back through W_hh. After three steps the first unit holds
 # **0.2497**<!-- result: hand_h3_0 -->.
 #
-# `tformer.rnn.RNN` runs the same loop over a batch of tensors, with PyTorch's parameter names
+# `tformer.baselines.rnn.RNN` runs the same loop over a batch of tensors, with PyTorch's parameter names
 # (`weight_ih_l0` is W_xh, `weight_hh_l0` is W_hh, and the bias is split into `bias_ih_l0 + bias_hh_l0`).
 # Loaded with these weights, it and `torch.nn.RNN` must reproduce the table:
 
@@ -143,7 +143,7 @@ with torch.no_grad():
     theirs, _ = torch_rnn(x)  # (1, 3, 2)
 torch.testing.assert_close(ours[0], torch.tensor(hand), rtol=0, atol=1e-6)
 torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-6)
-print("tformer.rnn.RNN  :", ours[0].round(decimals=4).tolist())
+print("tformer.baselines.rnn.RNN  :", ours[0].round(decimals=4).tolist())
 print("torch.nn.RNN     :", theirs[0].round(decimals=4).tolist())
 
 # %% [markdown]
@@ -209,7 +209,7 @@ def gru_by_hand(x, w_ih, w_hh, b_ih, b_hh):
 # %% [markdown]
 # Now the proof: random weights from `torch.nn.LSTM` / `torch.nn.GRU`, a random sequence of 7 steps, and
 # three implementations that must agree in float32: the teaching version above, our package cell
-# (`tformer.rnn.LSTM.from_torch`, which also handles batches and initial states), and PyTorch's module.
+# (`tformer.baselines.rnn.LSTM.from_torch`, which also handles batches and initial states), and PyTorch's module.
 # The cell prints the largest absolute difference and asserts it is at most 1e-6.
 
 # %% tags=["nbval-ignore-output"]
@@ -256,7 +256,7 @@ assert sizes["RNN"] == 128 * (128 + 128 + 2)
 assert sizes["LSTM"] == 4 * sizes["RNN"] and sizes["GRU"] == 3 * sizes["RNN"]
 results.record("params_rnn", sizes["RNN"])
 results.record("params_lstm", sizes["LSTM"])
-results.record("params_gru", sizes["GRU"])
+_ = results.record("params_gru", sizes["GRU"])
 
 # %% [markdown]
 # **33,024**<!-- result: params_rnn --> for the RNN, **132,096**<!-- result: params_lstm --> for the LSTM
@@ -274,7 +274,7 @@ results.record("params_gru", sizes["GRU"])
 # (vanishing); if they stretch them, it grows (exploding). We measure its size, the spectral norm
 # ‖∂h_T/∂h_t‖ (the most a gradient arriving at h_T can be amplified on its way back to step t), against the
 # distance T − t. For the plain RNN the step Jacobian has the closed form above; a short product by hand
-# must match `tformer.rnn.hidden_state_jacobian_norms`, which builds the same chain with autograd and also
+# must match `tformer.baselines.rnn.hidden_state_jacobian_norms`, which builds the same chain with autograd and also
 # handles the LSTM (whose state is the pair [h; c]) and the GRU.
 
 
@@ -514,7 +514,7 @@ plt.show()
 # ## 6. How far back can each cell remember?
 #
 # Gradients are one thing; does a trained network actually remember? The long-range recall task
-# (`tformer.tasks.long_range_recall`) makes the dependency distance a knob: the source is a key symbol
+# (`tformer.data.tasks.long_range_recall`) makes the dependency distance a knob: the source is a key symbol
 # followed by d random distractor symbols, and the model must output the key after reading the last one.
 # With 4 possible keys, guessing gives 25%. Each cell reads the sequence left to right (PyTorch's fused
 # module, justified by section 2), and a linear layer reads the final hidden state. Every model gets the
@@ -579,7 +579,7 @@ assert max(recall_acc[cell][0] for cell in CELLS) > 0.9  # the shortest distance
 assert recall_acc["RNN"][-1] < 0.4  # the plain RNN is at chance at the longest distance
 assert max(recall_acc["LSTM"][-1], recall_acc["GRU"][-1]) > 0.9  # a gated cell bridges it
 results.record("recall_rnn_longest", 100 * recall_acc["RNN"][-1], tol=10.0)
-results.record("recall_gru_longest", 100 * recall_acc["GRU"][-1], tol=10.0)
+_ = results.record("recall_gru_longest", 100 * recall_acc["GRU"][-1], tol=10.0)
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -621,7 +621,7 @@ plt.show()
 # ## Recap
 #
 # - An RNN applies h_t = tanh(W_xh x_t + W_hh h_{t−1} + b) with the same weights at every step; our
-#   `tformer.rnn` cells reproduce `torch.nn.RNN/LSTM/GRU` to float32 rounding.
+#   `tformer.baselines.rnn` cells reproduce `torch.nn.RNN/LSTM/GRU` to float32 rounding.
 # - The LSTM (4 weight blocks) and GRU (3 blocks) add sigmoid gates; their parameter counts are exactly 4×
 #   and 3× the plain RNN's.
 # - ‖∂h_T/∂h_t‖ falls (or grows) geometrically with distance, at a rate set by the weight scale; the
@@ -640,7 +640,7 @@ plt.show()
 # 20, biases included)? Work it out from the formula, then confirm with `count_parameters`.
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with an integer
 if your_answer is not None:

@@ -57,13 +57,12 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 import matplotlib.pyplot as plt
 import torch
 
-from tformer.corpus import generate_corpus
-from tformer.metrics import evaluate_translation
-from tformer.plot import attention_heatmap, use_book_style
-from tformer.results import Results
-from tformer.seq2seq_rnn import BahdanauAttention, Seq2SeqRNN
-from tformer.teacher_forcing import sequence_cross_entropy, shift_right
-from tformer.text import (
+from tformer.baselines.seq2seq_rnn import BahdanauAttention, Seq2SeqRNN
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import attention_heatmap, use_book_style
+from tformer.book.results import Results
+from tformer.data.corpus import generate_corpus
+from tformer.data.text import (
     BOS_ID,
     EOS_ID,
     PAD_ID,
@@ -71,8 +70,9 @@ from tformer.text import (
     Vocab,
     word_tokenize,
 )
-from tformer.train import seq2seq_loss, train
-from tformer.utils import get_device, seed_everything
+from tformer.training.metrics import evaluate_translation
+from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
+from tformer.training.train import seq2seq_loss, train
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -85,7 +85,7 @@ print(f"device: {device.type}")
 # %% [markdown]
 # ## 1. The running example
 #
-# `tformer.corpus` generates English sentences and their Chinese translations from a small grammar, so the
+# `tformer.data.corpus` generates English sentences and their Chinese translations from a small grammar, so the
 # whole corpus is rebuilt offline in a fraction of a second and every sentence has exactly one correct
 # translation. It has the things that make translation more than word substitution: no articles in
 # Chinese, 的 after adjectives, 了 for the past, prepositional phrases that move in front of the verb, and
@@ -102,7 +102,7 @@ source_words = [len(en.split()) for en, _ in corpus.train]
 print(f"source length in words: {min(source_words)} to {max(source_words)}")
 
 # %% [markdown]
-# Words become ids through one vocabulary per language (`tformer.text.Vocab`; ids 0–3 are the specials
+# Words become ids through one vocabulary per language (`tformer.data.text.Vocab`; ids 0–3 are the specials
 # `<pad> <bos> <eos> <unk>`). Chinese is split into words, so 垫子 (mat) is one token.
 
 # %%
@@ -133,11 +133,11 @@ for i, (inp, lab) in enumerate(zip(decoder_input[0].tolist(), target[0].tolist()
 # At position i the decoder has read `<bos>` and the first i target tokens and must predict token i + 1:
 # the label is never among its inputs. Drop the shift and position i *reads its own label*. The model
 # can then reach a near-zero loss by copying its input to its output, and it learns nothing about
-# translating. Let us measure that. The model is `tformer.seq2seq_rnn.Seq2SeqRNN`: a GRU encoder, and a
+# translating. Let us measure that. The model is `tformer.baselines.seq2seq_rnn.Seq2SeqRNN`: a GRU encoder, and a
 # GRU decoder whose input at every step is the previous token's embedding together with the context vector
 # (here the encoder's final state), embeddings of width 64 and 128 hidden units. Batches come from
-# `tformer.text.PairBatches` (64 pairs of similar length per batch; each source ends with `<eos>` so the
-# encoder sees where it stops, and translation must encode sources the same way), and `tformer.train.train`
+# `tformer.data.text.PairBatches` (64 pairs of similar length per batch; each source ends with `<eos>` so the
+# encoder sees where it stops, and translation must encode sources the same way), and `tformer.training.train.train`
 # is the book's training loop.
 
 # %%
@@ -172,7 +172,7 @@ print(f"exact match when it translates (greedy): {copier_em:.1f}%")
 print(corpus.test[0][0], "→", copier_report.hypotheses[0][:60])
 assert copier_loss < 0.1 and copier_em < 1.0
 results.record("copier_loss", copier_loss, tol=0.05)
-results.record("copier_em", copier_em, tol=1.0)
+_ = results.record("copier_em", copier_em, tol=1.0)
 
 # %% [markdown]
 # After only 100 steps the training loss is **0.004**<!-- result: copier_loss --> nats per token, which
@@ -181,7 +181,7 @@ results.record("copier_em", copier_em, tol=1.0)
 # gives it the answer: it reads `<bos>`, which it never saw as an input during training, and then keeps
 # echoing whatever it last produced. A training loss that falls suspiciously fast is the classic symptom of
 # a decoder that can see its labels; the shift (and, in the Transformer, the causal mask of chapter 06) is
-# what prevents it. From now on we train with `tformer.train.seq2seq_loss`, which applies `shift_right`.
+# what prevents it. From now on we train with `tformer.training.train.seq2seq_loss`, which applies `shift_right`.
 #
 # ## 3. The fixed context vector, measured
 #
@@ -195,7 +195,7 @@ EDGES = (6, 12, 18, 24)  # source-length buckets: 1-6, 7-12, 13-18, 19-24, 25+ w
 
 
 def evaluate_by_length(model):
-    """Greedy-translate the test set; exact match per source-length bucket (`tformer.metrics`)."""
+    """Greedy-translate the test set; exact match per source-length bucket (`tformer.training.metrics`)."""
     return evaluate_translation(model, corpus.test, src_vocab, tgt_vocab, edges=EDGES).buckets
 
 
@@ -228,7 +228,7 @@ assert fixed_buckets[0].accuracy > fixed_buckets[-1].accuracy + 0.2  # accuracy 
 # The score e_ij asks "how relevant is source word j to what I am about to write?"; the softmax turns the
 # scores into weights that sum to 1; the context is the weighted mix. (The paper calls this a *soft
 # alignment*; the sources' label "global attention" is Luong et al.'s later name for a variant.) A quick
-# check of `tformer.seq2seq_rnn.BahdanauAttention` against these three lines:
+# check of `tformer.baselines.seq2seq_rnn.BahdanauAttention` against these three lines:
 
 # %%
 seed_everything(0)
@@ -275,7 +275,7 @@ assert gap > 0.2, gap  # the attention model is much better on the longest sente
 results.record("fixed_short", 100 * fixed_buckets[0].accuracy, tol=8.0)
 results.record("fixed_long", 100 * fixed_buckets[-1].accuracy, tol=5.0)
 results.record("attn_short", 100 * attentive_buckets[0].accuracy, tol=8.0)
-results.record("attn_long", 100 * attentive_buckets[-1].accuracy, tol=15.0)
+_ = results.record("attn_long", 100 * attentive_buckets[-1].accuracy, tol=15.0)
 
 # %%
 labels = [row.label for row in fixed_buckets]
@@ -382,7 +382,7 @@ assert peak.get("花园") == "garden" and peak.get("老鼠") == "mouse"
 # **02.1** What is `shift_right(torch.tensor([[7, 8, 9, 2]]), bos_id=1)`? Give the row as a list of ints.
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with a list of integers
 if your_answer is not None:

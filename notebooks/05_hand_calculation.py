@@ -56,10 +56,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import torch
 
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import attention_heatmap, use_book_style
+from tformer.book.results import Results
 from tformer.functional import scaled_dot_product_attention
-from tformer.plot import attention_heatmap, use_book_style
-from tformer.results import Results
-from tformer.utils import get_device, seed_everything
 
 use_book_style()  # Chinese-capable font for 猫 追 老鼠 它 in figures
 seed_everything(0)
@@ -535,7 +535,7 @@ plt.show()
 # action"). What weight does 追 get? (four decimals)
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with a number, e.g. 0.1234
 if your_answer is not None:

@@ -55,11 +55,11 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import attention_heatmap, use_book_style
+from tformer.book.results import Results
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import as_key_padding, causal_mask, padding_mask, padding_mask_from_tokens
-from tformer.plot import attention_heatmap, use_book_style
-from tformer.results import Results
-from tformer.utils import get_device, seed_everything
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -509,7 +509,7 @@ plt.show()
 # 10-token causal self-attention?
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with your number
 if your_answer is not None:

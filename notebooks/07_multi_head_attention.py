@@ -58,12 +58,12 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from tformer.attention import MultiHeadAttention
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import attention_heatmap, use_book_style
+from tformer.book.results import Results
 from tformer.masks import causal_mask
-from tformer.plot import attention_heatmap, use_book_style
 from tformer.positional import LearnedPositionalEmbedding
-from tformer.results import Results
-from tformer.train import train
-from tformer.utils import get_device, seed_everything
+from tformer.training.train import train
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -400,7 +400,7 @@ plt.show()
 # biases) have?
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with your number
 if your_answer is not None:

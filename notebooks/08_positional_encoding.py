@@ -57,14 +57,14 @@ import matplotlib.pyplot as plt
 import torch
 
 from tformer.attention import MultiHeadAttention
-from tformer.extrapolation import look_back_accuracy, look_back_batches, look_back_loss
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import attention_heatmap, use_book_style
+from tformer.book.results import Results, below
+from tformer.data.extrapolation import look_back_accuracy, look_back_batches, look_back_loss
 from tformer.masks import causal_mask
 from tformer.models import DecoderOnlyTransformer
-from tformer.plot import attention_heatmap, use_book_style
 from tformer.positional import LearnedPositionalEmbedding, RotaryEmbedding, sinusoidal_positional_encoding
-from tformer.results import Results
-from tformer.train import train
-from tformer.utils import get_device, seed_everything
+from tformer.training.train import train
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -194,8 +194,7 @@ for k in (1, 5, 50):
     moved = pe[:200] @ shift_matrix(k, 128).T  # (200, D): M_k PE(pos) for pos = 0..199
     error = (moved - pe[k : 200 + k]).abs().max().item()
     worst_shift_error = max(worst_shift_error, error)
-    print(f"k = {k:>2}: max |M_k PE(pos) - PE(pos + k)| over pos = 0..199: {error:.1e}")
-results.record("shift_error", worst_shift_error, tol=1e-10)
+    print(f"k = {k:>2}: max |M_k PE(pos) - PE(pos + k)| over pos = 0..199 {below(error, 1e-10)}")
 assert worst_shift_error < 1e-10
 
 # %% [markdown]
@@ -567,7 +566,7 @@ plt.show()
 # (pair i = 255) complete one full turn? Round to the nearest whole position.
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with your number
 if your_answer is not None:

@@ -66,14 +66,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from tformer.attention import MultiHeadAttention
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import use_book_style
+from tformer.book.results import Results, below
+from tformer.data.tasks import reverse_task, task_vocab_size
 from tformer.layers import Encoder, EncoderLayer, FeedForward
 from tformer.models import Transformer
-from tformer.plot import use_book_style
 from tformer.positional import SinusoidalPositionalEncoding
-from tformer.results import Results
-from tformer.tasks import reverse_task, task_vocab_size
-from tformer.train import train
-from tformer.utils import get_device, seed_everything
+from tformer.training.train import train
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -141,9 +141,8 @@ beta = 0.1 * torch.randn(D, generator=generator, dtype=torch.float64)
 
 ours = layer_norm_by_hand(x, gamma, beta)
 reference = F.layer_norm(x, (D,), gamma, beta, eps=1e-5)
-ln_diff = results.record("ln_max_diff", (ours - reference).abs().max().item(), tol=1e-12)
 torch.testing.assert_close(ours, reference, rtol=0, atol=1e-12)
-print(f"max |by hand - F.layer_norm| = {ln_diff:.1e}   (float64)")
+print(f"max |by hand - F.layer_norm| {below((ours - reference).abs().max(), 1e-12)}   (float64)")
 
 tidy = layer_norm_by_hand(x, torch.ones(D, dtype=torch.float64), torch.zeros(D, dtype=torch.float64))
 
@@ -158,8 +157,8 @@ show("after:  token means", tidy.mean(-1)[0])
 show("        token stds", tidy.std(-1, unbiased=False)[0])
 
 # %% [markdown]
-# The hand version equals `F.layer_norm` to float64 rounding (largest difference
-# **0**<!-- result: ln_max_diff --> at the printed precision). Before normalisation every token's notes had a
+# The hand version equals `F.layer_norm` to float64 rounding (the largest difference is
+# below the 1e-12 the cell asserts). Before normalisation every token's notes had a
 # mean near 2 and a spread near 3; afterwards each token, separately, has mean 0 and standard deviation 1 (a
 # hair under 1, because of ε). In a layer, γ and β then let the model choose a different scale per feature.
 
@@ -184,12 +183,11 @@ def ffn_by_hand(x, w_1, b_1, w_2, b_2):
 seed_everything(0)
 ffn = FeedForward(D, FF).double()
 ours = ffn_by_hand(x, ffn.w_1.weight, ffn.w_1.bias, ffn.w_2.weight, ffn.w_2.bias)
-ffn_diff = results.record("ffn_max_diff", (ours - ffn(x)).abs().max().item(), tol=1e-12)
 torch.testing.assert_close(ours, ffn(x), rtol=0, atol=1e-12)
 
 alone = ffn(x[:, 3:4])  # position 3 fed on its own: (B, 1, D)
 torch.testing.assert_close(alone, ffn(x)[:, 3:4], rtol=0, atol=1e-12)
-print(f"max |by hand - FeedForward| = {ffn_diff:.1e}   (float64)")
+print(f"max |by hand - FeedForward| {below((ours - ffn(x)).abs().max(), 1e-12)}   (float64)")
 print("position 3 on its own gives the same output as inside the sentence: the FFN never mixes positions")
 
 # %% [markdown]
@@ -266,19 +264,16 @@ for norm_first in (False, True):
     torch.testing.assert_close(weights_hand, weights_layer, rtol=0, atol=1e-12)
     torch.testing.assert_close(out_layer, out_torch, rtol=0, atol=1e-12)
     name = "pre" if norm_first else "post"
-    diffs[name] = (
-        results.record(f"hand_vs_layer_{name}", (out_hand - out_layer).abs().max().item(), tol=1e-12),
-        results.record(f"layer_vs_torch_{name}", (out_layer - out_torch).abs().max().item(), tol=1e-12),
-    )
+    diffs[name] = (below((out_hand - out_layer).abs().max(), 1e-12), below((out_layer - out_torch).abs().max(), 1e-12))
 
 print(f"{'placement':<10} {'|by hand - EncoderLayer|':>26} {'|EncoderLayer - torch|':>24}")
 for name, (a, b) in diffs.items():
-    print(f"{name + '-norm':<10} {a:>26.1e} {b:>24.1e}")
+    print(f"{name + '-norm':<10} {a:>26} {b:>24}")
 print("output shape:", tuple(out_layer.shape), " attention weights:", tuple(weights_layer.shape))
 
 # %% [markdown]
-# All differences are at the level of float64 rounding (at most about 1e-15; recorded as
-# **0**<!-- result: layer_vs_torch_post --> at the printed precision), for both placements. From here on,
+# All differences are at the level of float64 rounding (each below the 1e-12 the cell asserts), for both
+# placements. From here on,
 # `tformer.layers.EncoderLayer` *is* the block of the paper, and `BlockByHand` is kept only because it can
 # switch the residual off.
 
@@ -779,7 +774,7 @@ print(f"vocabulary that would make the shared model exactly 65 M: {implied_vocab
 # d_ff = 3072, biases and both LayerNorms included)?
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with your number
 if your_answer is not None:

@@ -60,18 +60,18 @@ import time
 import matplotlib.pyplot as plt
 import torch
 
-from tformer.corpus import generate_corpus
+from tformer.baselines.seq2seq_rnn import Seq2SeqRNN
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import attention_heatmap, use_book_style
+from tformer.book.results import Results
+from tformer.data.corpus import generate_corpus
+from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, PairBatches, Vocab, pad_sequences
 from tformer.decoding import beam_search, greedy_decode
 from tformer.masks import as_key_padding, causal_mask
-from tformer.metrics import TranslationReport, evaluate_translation
 from tformer.models import Transformer
-from tformer.plot import attention_heatmap, use_book_style
-from tformer.results import Results
-from tformer.seq2seq_rnn import Seq2SeqRNN
-from tformer.teacher_forcing import shift_right
-from tformer.text import BOS_ID, EOS_ID, PAD_ID, PairBatches, Vocab, pad_sequences
-from tformer.train import linear_warmup_decay, seq2seq_loss, train
-from tformer.utils import get_device, seed_everything
+from tformer.training.metrics import TranslationReport, evaluate_translation
+from tformer.training.teacher_forcing import shift_right
+from tformer.training.train import linear_warmup_decay, seq2seq_loss, train
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -110,7 +110,7 @@ print(f"device: {device.type}")
 # %% [markdown]
 # ## 2. The data: the running-example corpus
 #
-# `tformer.corpus.generate_corpus` writes English sentences and their Chinese translations from a small
+# `tformer.data.corpus.generate_corpus` writes English sentences and their Chinese translations from a small
 # grammar (articles vanish, adjectives take 的, prepositional phrases move before the verb, 了 marks the past,
 # "it" becomes 它 and refers back to an earlier animal). The seeds' examples are always in the test split,
 # so the model never sees "the cat sat on the mat" during training.
@@ -179,7 +179,7 @@ assert copy_accuracy_unshifted == 1.0 and copy_accuracy_shifted == 0.0
 #
 # Take a batch of two pairs of different lengths. Each target ends with `<eos>`, so the model learns to stop;
 # each source ends with `<eos>` too, so the decoder can see where the source ends (fairseq does the same;
-# `tformer.text.PairBatches` appends both). Padding (`<pad>`, id 0) fills the shorter rows.
+# `tformer.data.text.PairBatches` appends both). Padding (`<pad>`, id 0) fills the shorter rows.
 
 # %%
 def source_ids(english: str) -> list[int]:
@@ -399,7 +399,7 @@ for K in (1, 2, 4):
 #
 # Two scores on the 2,000 test sentences: **exact match** (the whole sentence right, word for word) and
 # **BLEU** (n-gram overlap with the reference, 0–100, computed by `sacrebleu` on Chinese characters).
-# `tformer.metrics.evaluate_translation` decodes greedily and also splits exact match by source length.
+# `tformer.training.metrics.evaluate_translation` decodes greedily and also splits exact match by source length.
 
 # %% tags=["nbval-ignore-output"]
 report = evaluate_translation(model, corpus.test, src_vocab, tgt_vocab)
@@ -593,7 +593,7 @@ for name, rnn in rnn_models.items():
     rnn_scheduler = linear_warmup_decay(rnn_optimizer, RNN_STEPS[name] // 10, RNN_STEPS[name])
     h = train(rnn, train_batches, seq2seq_loss, optimizer=rnn_optimizer, scheduler=rnn_scheduler,
               max_steps=RNN_STEPS[name], device=device, progress=False)  # fmt: skip
-    # the same greedy evaluation as the Transformer's: tformer.metrics accepts any model with greedy_decode
+    # the same greedy evaluation as the Transformer's: tformer.training.metrics accepts any model with greedy_decode
     comparison[name] = table_row(evaluate_translation(rnn, corpus.test, src_vocab, tgt_vocab), h.steps, h.train_time_s)
 seed_everything(0)
 short = Transformer(len(src_vocab), len(tgt_vocab), **MODEL_SIZES)
@@ -672,7 +672,7 @@ plt.show()
 # %%
 your_answer = None  # replace with your number
 if your_answer is not None:
-    from tformer.exercises import check
+    from tformer.book.exercises import check
 
     check("10.1", your_answer)
 
@@ -683,7 +683,7 @@ if your_answer is not None:
 # %%
 your_answer = None  # replace with your number
 if your_answer is not None:
-    from tformer.exercises import check
+    from tformer.book.exercises import check
 
     check("10.2", your_answer)
 
@@ -695,18 +695,18 @@ if your_answer is not None:
 # %%
 your_answer = None  # replace with your number
 if your_answer is not None:
-    from tformer.exercises import check
+    from tformer.book.exercises import check
 
     check("10.3", your_answer)
 
 # %% [markdown]
 # **10.4** Score the hypothesis "猫 坐 在 垫子" against the reference "猫 坐 在 垫子 上" with
-# `tformer.metrics.corpus_bleu`. Every n-gram of the hypothesis is correct, yet the score is not 100: give it
+# `tformer.training.metrics.corpus_bleu`. Every n-gram of the hypothesis is correct, yet the score is not 100: give it
 # to one decimal, and say which part of BLEU takes points off.
 
 # %%
 your_answer = None  # replace with your number
 if your_answer is not None:
-    from tformer.exercises import check
+    from tformer.book.exercises import check
 
     check("10.4", your_answer)

@@ -59,15 +59,11 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-from tformer.corpus import generate_corpus
-from tformer.decoding import sample_next_token
-from tformer.masks import causal_mask
-from tformer.metrics import bigram_nats_per_token, lm_nats_per_token
-from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer
-from tformer.plot import use_book_style
-from tformer.results import Results
-from tformer.teacher_forcing import shift_right
-from tformer.text import (
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import use_book_style
+from tformer.book.results import Results
+from tformer.data.corpus import generate_corpus
+from tformer.data.text import (
     BOS_ID,
     PAD_ID,
     Vocab,
@@ -76,8 +72,12 @@ from tformer.text import (
     load_english_text,
     pad_sequences,
 )
-from tformer.train import linear_warmup_decay, lm_loss, train
-from tformer.utils import get_device, seed_everything
+from tformer.decoding import sample_next_token
+from tformer.masks import causal_mask
+from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer
+from tformer.training.metrics import bigram_nats_per_token, lm_nats_per_token
+from tformer.training.teacher_forcing import shift_right
+from tformer.training.train import linear_warmup_decay, lm_loss, train
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -297,7 +297,7 @@ _ = results.record("gpt_word_acc", 100 * acc_gpt, tol=3.0)
 #
 # The writing team alone, with the causal mask, trained to continue text: at every position, predict the next
 # character. The text is real English prose that ships with Python itself (the help pages behind
-# `help("if")`, `tformer.text.load_english_text`), so nothing is downloaded. Its loss is measured in **nats
+# `help("if")`, `tformer.data.text.load_english_text`), so nothing is downloaded. Its loss is measured in **nats
 # per character** on held-out paragraphs: the average of −ln p(next character). Two baselines:
 #
 # - a **bigram** model: p(next | current character), counted on the training text (add-0.01 smoothing);
@@ -320,7 +320,7 @@ _ = results.record("bigram_nats", bigram)
 # %% [markdown]
 # The Transformer: 2 causal blocks, D = 128, 4 heads, F = 512, learned positions, windows of 64 characters,
 # 32 windows per step. The LSTM: one layer of 256 units. Both use Adam with a linear warm-up over the first
-# 10% of the steps and a linear decay to zero (`tformer.train.linear_warmup_decay`). An LSTM step costs
+# 10% of the steps and a linear decay to zero (`tformer.training.train.linear_warmup_decay`). An LSTM step costs
 # roughly 0.6 of a Transformer step on this CPU (torch runs the whole LSTM recurrence in one fused kernel),
 # so to give both about the same training *time* the LSTM gets 1,000 steps to the Transformer's 600; the
 # cell prints the seconds each took. (On a GPU, `BIG` trains both longer.)
@@ -523,7 +523,7 @@ plt.show()
 # %%
 your_answer = None  # replace with your number
 if your_answer is not None:
-    from tformer.exercises import check
+    from tformer.book.exercises import check
 
     check("11.1", your_answer)
 
@@ -535,7 +535,7 @@ if your_answer is not None:
 # %%
 your_answer = None  # replace with your number
 if your_answer is not None:
-    from tformer.exercises import check
+    from tformer.book.exercises import check
 
     check("11.2", your_answer)
 
@@ -546,7 +546,7 @@ if your_answer is not None:
 # %%
 your_answer = None  # replace with your number
 if your_answer is not None:
-    from tformer.exercises import check
+    from tformer.book.exercises import check
 
     check("11.3", your_answer)
 
@@ -559,6 +559,6 @@ if your_answer is not None:
 # %%
 your_answer = None  # replace with your number
 if your_answer is not None:
-    from tformer.exercises import check
+    from tformer.book.exercises import check
 
     check("11.4", your_answer)

@@ -58,9 +58,9 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from tformer.plot import use_book_style
-from tformer.results import Results
-from tformer.utils import get_device, seed_everything
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import use_book_style
+from tformer.book.results import Results
 
 use_book_style()
 seed_everything(0)
@@ -102,20 +102,20 @@ print(f"device: {device.type}")
 #   four gates (×4), a GRU three (×3).
 # - **convolution** with kernel k and d → d channels: each position is a (1 × kd)(kd × d) product → 2knd².
 #
-# `tformer.complexity` holds these formulas with their sources. Instead of trusting them, we let
+# `tformer.analysis.complexity` holds these formulas with their sources. Instead of trusting them, we let
 # torch count the FLOPs of real layers and compare.
 
 # %%
-from tformer.attention import MultiHeadAttention
-from tformer.complexity import (
+from tformer.analysis.complexity import (
     conv1d_flops,
     feed_forward_flops,
     rnn_flops,
     self_attention_flops,
 )
+from tformer.attention import MultiHeadAttention
+from tformer.baselines.rnn import GRU, LSTM, RNN
 from tformer.functional import scaled_dot_product_attention
 from tformer.layers import FeedForward
-from tformer.rnn import GRU, LSTM, RNN
 
 
 def counted_flops(fn) -> int:
@@ -242,7 +242,7 @@ plt.show()
 # several times timed; we keep the **median**. On a CPU we read `time.process_time` — the CPU seconds *this*
 # process used — with torch on one thread: on a busy shared machine other programs steal wall-clock time but
 # not our CPU time, so the measured slopes stay stable. On a GPU we read the wall clock and synchronise
-# after every call. `tformer.complexity.median_time` does both. One more CPU setting: torch's oneDNN
+# after every call. `tformer.analysis.complexity.median_time` does both. One more CPU setting: torch's oneDNN
 # library picks a different convolution algorithm for each shape, and its speed jumps from one width to the
 # next; we switch it off while timing, so every convolution runs the same unfold-and-multiply algorithm the
 # formula 2knd² describes. (All settings are restored at the end of section 6.)
@@ -250,7 +250,7 @@ plt.show()
 # The ceiling first: how many FLOPs per second does one large matrix product reach here?
 
 # %% tags=["nbval-ignore-output"]
-from tformer.complexity import loglog_slope, matmul_gflops, median_time
+from tformer.analysis.complexity import loglog_slope, matmul_gflops, median_time
 
 clock = "wall" if BIG else "cpu"
 threads, onednn = torch.get_num_threads(), torch.backends.mkldnn.enabled
@@ -428,7 +428,7 @@ for name, slope in slopes_d.items():
 # attention) for three lengths.
 
 # %%
-from tformer.complexity import count_operators, sequential_operations
+from tformer.analysis.complexity import count_operators, sequential_operations
 
 print(f"{'n':>4}{'RNN matrix products':>22}{'attention matrix products':>28}")
 rnn_small = RNN(16, 16)
@@ -460,7 +460,7 @@ _ = results.record("att_products_32", att_products)
 # byte counts are exact and repeat on every run.
 
 # %%
-from tformer.complexity import peak_tensor_bytes
+from tformer.analysis.complexity import peak_tensor_bytes
 
 seed_everything(0)
 D_M = 64
@@ -546,7 +546,7 @@ torch.backends.mkldnn.enabled = onednn
 # build the actual weight tensor at 1024 and 2048 tokens and weigh it.
 
 # %%
-from tformer.complexity import attention_matrix_bytes
+from tformer.analysis.complexity import attention_matrix_bytes
 
 seed_everything(0)
 print(f"{'n':>6}{'weights per head':>20}{'float32 MiB':>14}{'× n=1024':>10}{'GPT-2 small, all heads+layers':>33}")
@@ -638,7 +638,7 @@ assert int(reach["causal conv k=3, 4 layers"].sum()) == 1 + 4 * 2
 # layers until the gradient appears, against `maximum_path_length`:
 
 # %%
-from tformer.complexity import maximum_path_length
+from tformer.analysis.complexity import maximum_path_length
 
 
 def layers_needed(make_stack, limit=32):
@@ -722,7 +722,7 @@ _ = results.record("rnn_passes_0", passes[0])
 # n = 50 tokens? (a whole number)
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with a number
 if your_answer is not None:

@@ -60,9 +60,9 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from tformer.plot import use_book_style
-from tformer.results import Results
-from tformer.utils import get_device, seed_everything
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import use_book_style
+from tformer.book.results import Results, below
 
 use_book_style()
 seed_everything(0)
@@ -95,7 +95,7 @@ print(f"device: {device.type}")
 # linearly. Counted at d = 512:
 
 # %%
-from tformer.complexity import self_attention_flops
+from tformer.analysis.complexity import self_attention_flops
 
 d = 512
 for n in (256, 512, 2048):
@@ -124,7 +124,7 @@ _ = results.record("double_layer_512", self_attention_flops(1024, d, projections
 # model from `tformer.models`: generate with its cache, then weigh the cache tensors.
 
 # %%
-from tformer.complexity import kv_cache_bytes
+from tformer.analysis.complexity import kv_cache_bytes
 from tformer.models import DecoderOnlyTransformer
 
 seed_everything(0)
@@ -151,14 +151,14 @@ _ = results.record("kv_tiny_bytes", measured)
 #
 # **Grouped-query attention** (GQA, Ainslie et al. 2023) lets G query heads share one key/value head, so only
 # H_kv = H / G key/value heads are computed and cached; **multi-query attention** (MQA, Shazeer 2019) is the
-# extreme H_kv = 1. `tformer.efficient.GroupedQueryAttention(d_model, num_heads, num_kv_heads)` broadcasts each
+# extreme H_kv = 1. `tformer.variants.efficient.GroupedQueryAttention(d_model, num_heads, num_kv_heads)` broadcasts each
 # shared head over its group without copying it. The first check: with one query head per group
 # (num_kv_heads = num_heads), loaded with a multi-head attention's weights, it must *be* multi-head attention.
 
 # %%
 from tformer.attention import KVCache, MultiHeadAttention
-from tformer.efficient import GroupedQueryAttention
 from tformer.masks import causal_mask
+from tformer.variants.efficient import GroupedQueryAttention
 
 seed_everything(0)
 mha = MultiHeadAttention(D, H).eval()
@@ -169,7 +169,7 @@ with torch.no_grad():
     out_mha, weights_mha = mha(x, x, x, causal_mask(10))
     out_gqa, weights_gqa = gqa_full(x, x, x, causal_mask(10))
 diff = (out_gqa - out_mha).abs().max().item()
-print(f"max |GQA(groups = heads) − MHA| = {diff:.1e}")
+print(f"max |GQA(groups = heads) − MHA| {below(diff, 1e-6)}   (float32)")
 torch.testing.assert_close(out_gqa, out_mha, atol=1e-6, rtol=1e-6)
 torch.testing.assert_close(weights_gqa, weights_mha, atol=1e-6, rtol=1e-6)
 
@@ -243,7 +243,7 @@ _ = results.record("llama_mqa_mib", big_rows[1] / 2**20)
 # tokens.
 
 # %%
-from tformer.efficient import sliding_window_mask
+from tformer.variants.efficient import sliding_window_mask
 
 tokens = "<bos> 猫 坐 在 垫子 上".split()  # a decoder writing the running example
 window_mask = sliding_window_mask(len(tokens), window=3)
@@ -334,11 +334,11 @@ _ = results.record("band_factor", full / (4 * 256 * 16 * 64))
 # out_i = Σ_j (φ(q_i)·φ(k_j)) v_j / Σ_j φ(q_i)·φ(k_j) = φ(q_i)ᵀ [Σ_j φ(k_j) v_jᵀ] / φ(q_i)ᵀ [Σ_j φ(k_j)].
 #
 # The bracket is one Dh × Dv matrix shared by every query, computed once in O(n·Dh·Dv): no n × n matrix at
-# all. First the check that `tformer.efficient.linear_attention` is the same weighted average as the
+# all. First the check that `tformer.variants.efficient.linear_attention` is the same weighted average as the
 # quadratic form written with an explicit n × n weight matrix (causal and not), in float64:
 
 # %%
-from tformer.efficient import elu_feature_map, linear_attention
+from tformer.variants.efficient import elu_feature_map, linear_attention
 
 seed_everything(0)
 q, k, v = (torch.randn(2, 4, 12, 8, dtype=torch.float64) for _ in range(3))
@@ -348,7 +348,7 @@ for causal in (False, True):
         similarity = similarity * causal_mask(12).double()
     quadratic = (similarity / similarity.sum(dim=-1, keepdim=True)) @ v
     linear = linear_attention(q, k, v, causal=causal, eps=0.0)
-    print(f"causal={causal!s:<5}: max |linear − quadratic| = {(linear - quadratic).abs().max().item():.1e}")
+    print(f"causal={causal!s:<5}: max |linear − quadratic| {below((linear - quadratic).abs().max(), 1e-10)}")
     torch.testing.assert_close(linear, quadratic, atol=1e-10, rtol=1e-10)
 
 # %% [markdown]
@@ -374,7 +374,7 @@ print("step-by-step recurrence == causal linear attention: True")
 # shape, n from 256 to 4096, timed as in chapter 12 (median CPU seconds on one thread; wall clock on a GPU).
 
 # %% tags=["nbval-ignore-output"]
-from tformer.complexity import loglog_slope, median_time
+from tformer.analysis.complexity import loglog_slope, median_time
 
 clock = "wall" if BIG else "cpu"
 threads = torch.get_num_threads()
@@ -465,8 +465,8 @@ q, k, v = (torch.randn(1, 4, 1024, 64) for _ in range(3))
 reference, _ = scaled_dot_product_attention(q, k, v)
 fused = torch.nn.functional.scaled_dot_product_attention(q, k, v)
 blocked = attention_in_blocks(q, k, v)
-print(f"max |torch fused − ours| = {(fused - reference).abs().max().item():.1e}")
-print(f"max |blocks − ours|      = {(blocked - reference).abs().max().item():.1e}")
+print(f"max |torch fused − ours| {below((fused - reference).abs().max(), 1e-5)}   (float32)")
+print(f"max |blocks − ours|      {below((blocked - reference).abs().max(), 1e-5)}")
 torch.testing.assert_close(fused, reference, atol=1e-5, rtol=1e-5)
 torch.testing.assert_close(blocked, reference, atol=1e-5, rtol=1e-5)
 
@@ -476,7 +476,7 @@ torch.testing.assert_close(blocked, reference, atol=1e-5, rtol=1e-5)
 # fused kernel uses internally is invisible to it, and it is small by design):
 
 # %%
-from tformer.complexity import attention_matrix_bytes, peak_tensor_bytes
+from tformer.analysis.complexity import attention_matrix_bytes, peak_tensor_bytes
 
 with torch.no_grad():
     peaks = {
@@ -530,11 +530,11 @@ print(f"attention {attention_params:,}, feed-forward {ffn_params:,}: FFN = {ffn_
 # %% [markdown]
 # The feed-forward network holds **66.7**<!-- result: ffn_share -->% of a layer's weights (layer norms
 # aside). A mixture of experts (Shazeer et al. 2017; Fedus et al. 2022) replaces it by E such networks and
-# a router that sends each token to its top k. `tformer.moe.MixtureOfExperts(d_model, d_ff, num_experts,
+# a router that sends each token to its top k. `tformer.variants.moe.MixtureOfExperts(d_model, d_ff, num_experts,
 # top_k)`: the router's softmax picks the k most probable experts, and the output is their gate-weighted sum.
 
 # %%
-from tformer.moe import MixtureOfExperts, load_balancing_loss
+from tformer.variants.moe import MixtureOfExperts, load_balancing_loss
 
 seed_everything(0)
 D_E, F_E, E, TOP_K = 64, 256, 8, 2
@@ -695,7 +695,7 @@ _ = results.record("scan_rounds", rounds)
 # float16 for one sequence of 8192 tokens? (a whole number)
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with a number
 if your_answer is not None:

@@ -60,9 +60,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from tformer.plot import use_book_style
-from tformer.results import Results
-from tformer.utils import get_device, seed_everything
+from tformer.book.environment import get_device, seed_everything
+from tformer.book.plot import use_book_style
+from tformer.book.results import Results
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -132,21 +132,21 @@ print(f"all {sum(map(len, NEEDED.values()))} results found in {len(NEEDED)} chap
 # Four rows of the table do not depend on training at all: how many operations must run one after another,
 # how many steps a signal needs between the first and the last position, how much arithmetic a layer does,
 # and how many parameters it has. They follow from the architecture, so we compute them from `tformer`'s
-# formulas (`tformer.complexity`, whose FLOP formulas chapter 12 checked against torch's own counter) and
+# formulas (`tformer.analysis.complexity`, whose FLOP formulas chapter 12 checked against torch's own counter) and
 # modules, for one stated size: **n = 32** positions (about the longest sentence of the running-example
 # corpus) and width **d = 512** (the paper's base model: 8 heads and a feed-forward width F = 4d for the
 # Transformer layer, hidden size d for the recurrent ones, input width d everywhere).
 
 # %%
-from tformer.complexity import (
+from tformer.analysis.complexity import (
     feed_forward_flops,
     maximum_path_length,
     rnn_flops,
     self_attention_flops,
     sequential_operations,
 )
+from tformer.baselines.rnn import GRU, LSTM, RNN, count_parameters
 from tformer.layers import EncoderLayer
-from tformer.rnn import GRU, LSTM, RNN, count_parameters
 
 N, D, HEADS = 32, 512, 8
 F = 4 * D
@@ -218,10 +218,10 @@ print(f"Transformer layer / LSTM layer FLOPs: {flop_ratio_32:.2f} at n = {N}, {f
 # F = 256, 2 + 2 layers). Building them needs only the vocabularies, which come from the corpus in a second.
 
 # %%
-from tformer.corpus import generate_corpus
+from tformer.baselines.seq2seq_rnn import Seq2SeqRNN
+from tformer.data.corpus import generate_corpus
+from tformer.data.text import Vocab
 from tformer.models import Transformer
-from tformer.seq2seq_rnn import Seq2SeqRNN
-from tformer.text import Vocab
 
 corpus = generate_corpus(seed=0)
 src_vocab = Vocab.build(en.split() for en, _ in corpus.train)
@@ -280,7 +280,7 @@ print(f"attention layer: log10 ‖∂y_T/∂x_t‖ changes by {attention_slope:+
 print(f"norm at distance 1: {float(attention_norms[T - 2]):.4f}, at distance 60: {float(attention_norms[T - 61]):.4f}")
 assert abs(attention_slope) < 0.01
 assert attention_norms[:-1].min() > 0.01 * attention_norms[:-1].max()  # never 100× weaker, at any distance 1..99
-results.record("attention_slope", attention_slope, tol=0.005)
+_ = results.record("attention_slope", attention_slope, tol=0.005)
 
 # %% [markdown]
 # Flat: **+0.001**<!-- result: attention_slope --> decades per step. The last output is as sensitive to an
@@ -582,7 +582,7 @@ _ = quote("ed_em", "11_three_families", "ed_em")
 # as an LSTM layer (16nd² FLOPs)? (a whole number)
 
 # %%
-from tformer.exercises import check
+from tformer.book.exercises import check
 
 your_answer = None  # replace with a number
 if your_answer is not None:
@@ -601,7 +601,7 @@ if your_answer is not None:
 # **14.3** For n = 1024 positions, give the maximum path length (layers or steps between the first and the
 # last position) of: a recurrent layer, a stack of contiguous convolutions with kernel 3, a stack of
 # convolutions with kernel 3 and dilations 1, 3, 9, …, and self-attention. (a list of four whole numbers,
-# in that order; `tformer.complexity.maximum_path_length` can check your reasoning)
+# in that order; `tformer.analysis.complexity.maximum_path_length` can check your reasoning)
 
 # %%
 your_answer = None  # replace with a list of four numbers

@@ -11,16 +11,33 @@ D     model width (``d_model``)                    V     vocabulary size
 
 Masks are boolean with **True = may attend**, as in ``torch.nn.functional.scaled_dot_product_attention``.
 
-Modules, one idea each (the chapter that introduces it in brackets): ``rnn`` and ``seq2seq_rnn`` (01, 02),
-``functional`` (05), ``masks`` (06), ``attention`` (07), ``positional`` (08), ``layers`` (09), ``models``,
-``decoding`` and ``teacher_forcing`` (10, 11), ``complexity`` and ``efficient`` (12, 13), the data and
-training helpers ``corpus``, ``text``, ``tasks``, ``train`` and ``metrics``, and the book's own helpers
-``plot``, ``results``, ``exercises`` and ``utils``. ``tformer.plot`` is imported on demand (it loads matplotlib).
+The map. The model path sits at the top, in the order the book builds it; everything else is in a room named
+for its job, so a new piece goes where its job is (the chapter that introduces each module in brackets)::
+
+    tformer/
+        functional.py        scaled dot-product attention, the one place the maths lives (05)
+        masks.py             causal and padding masks, True = may attend (06)
+        attention.py         multi-head attention and the key/value cache (07, 10)
+        positional.py        sinusoidal, learned and rotary positions (08)
+        layers.py            feed-forward, encoder and decoder layers and stacks (09)
+        models.py            the three families: encoder-decoder, decoder-only, encoder-only (10, 11)
+        decoding.py          greedy, beam search, sampling (10, 11)
+        baselines/           what came before: rnn, seq2seq_rnn (01, 02)
+        variants/            changes to the 2017 design: efficient (GQA, windows, linear), moe (13)
+        data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task
+        training/            teacher_forcing, the train loop, metrics
+        analysis/            complexity: cost formulas and the tools that measure them (12)
+        book/                the notebooks' helpers: environment, plot, results, exercises
+        _checks.py           argument checks, one message format, shared by every module
+
+``tformer.book.plot`` is imported on demand (it loads matplotlib).
 """
 
 from tformer.attention import KVCache, MultiHeadAttention
+from tformer.baselines.rnn import GRU, LSTM, RNN
+from tformer.baselines.seq2seq_rnn import BahdanauAttention, Seq2SeqRNN
+from tformer.book.environment import get_device, seed_everything
 from tformer.decoding import beam_search, greedy_decode
-from tformer.efficient import GroupedQueryAttention, LinearAttention, sliding_window_mask
 from tformer.functional import scaled_dot_product_attention
 from tformer.layers import Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from tformer.masks import (
@@ -31,17 +48,15 @@ from tformer.masks import (
     padding_mask_from_tokens,
 )
 from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
-from tformer.moe import MixtureOfExperts
 from tformer.positional import (
     LearnedPositionalEmbedding,
     RotaryEmbedding,
     SinusoidalPositionalEncoding,
     sinusoidal_positional_encoding,
 )
-from tformer.rnn import GRU, LSTM, RNN
-from tformer.seq2seq_rnn import BahdanauAttention, Seq2SeqRNN
-from tformer.teacher_forcing import sequence_cross_entropy, shift_right
-from tformer.utils import get_device, seed_everything
+from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
+from tformer.variants.efficient import GroupedQueryAttention, LinearAttention, sliding_window_mask
+from tformer.variants.moe import MixtureOfExperts
 
 __version__ = "0.1.0"
 

@@ -12,6 +12,7 @@ on success, 1 on the first failure.
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 from collections import Counter
@@ -21,6 +22,8 @@ import jupytext
 from jupytext.config import load_jupytext_config
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+
+from tformer.book.results import WRITE_ENV
 
 CELL_TIMEOUT_S = 900
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -80,6 +83,8 @@ def sync(py: Path) -> bool:
 
 def main(argv: list[str]) -> int:
     """Sync the notebooks named in ``argv`` (or all of them)."""
+    # The kernel inherits this: only a sync writes the results manifests (tformer.book.results).
+    os.environ[WRITE_ENV] = "1"
     sources = [Path(a) for a in argv[1:]] or sorted(Path("notebooks").glob("[0-9][0-9]_*.py"))
     for py in sources:
         if py.suffix != ".py" or not py.exists():

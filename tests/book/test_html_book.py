@@ -1,0 +1,281 @@
+"""The offline HTML book (``make html``): built pages link up, images resolve, and Chromium typesets the maths offline.
+
+The book is built from the stored notebooks with ``tools/build_book.py`` into a temporary folder, unless
+``build/html`` is newer than every notebook and every builder file, in which case that build is checked. The
+browser checks open ``file://`` pages in headless Chromium (Debian's ``chromium`` package) with every host name
+mapped to "not found", so anything fetched from the web would fail; they are skipped only when no Chromium binary
+is found. Environment:
+
+- ``TFORMER_NOTEBOOKS``: notebook folder to build from (default ``notebooks/``).
+- ``TFORMER_SCREENSHOTS=1``: also save ``docs/screenshot_contents.png`` and ``docs/screenshot_chapter05.png``.
+- ``TFORMER_HTML_ALL_PAGES=1``: check the maths on every chapter page, not only chapter 05 (or the first).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from bs4 import BeautifulSoup
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import build_book  # noqa: E402
+
+NOTEBOOKS = Path(os.environ.get("TFORMER_NOTEBOOKS", ROOT / "notebooks"))
+DOCS = ROOT / "docs"
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# TOOLING.md section 7, plus a resolver rule that makes every host name unresolvable: the network is off.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--virtual-time-budget=15000",
+)
+# TeX delimiters that MathJax should have replaced; found in prose text they mean the maths stayed raw.
+RAW_MATH = re.compile(r"\$\$.+?\$\$|(?<![\\\w])\$[^$\s][^$]*?(?<!\s)\$(?!\w)|\\\(|\\\[|\\begin\{", re.DOTALL)
+
+CHAPTERS = (
+    sorted(p for p in NOTEBOOKS.glob("*.ipynb") if build_book.CHAPTER_RE.match(p.name))
+    if NOTEBOOKS.is_dir()
+    else []
+)
+pytestmark = pytest.mark.skipif(not CHAPTERS, reason=f"no NN_title.ipynb notebooks in {NOTEBOOKS}")
+
+
+def _is_fresh(out: Path) -> bool:
+    """True when ``out/index.html`` is newer than the notebooks and the builder, so it shows them as they are."""
+    index = out / "index.html"
+    if NOTEBOOKS.resolve() != (ROOT / "notebooks").resolve() or not index.is_file():
+        return False
+    sources = [
+        *CHAPTERS,
+        ROOT / "tools" / "build_book.py",
+        *(p for p in (ROOT / "book").rglob("*") if p.is_file()),
+    ]
+    built = {p.stem for p in out.glob("*.html")}
+    return all(p.stem in built for p in CHAPTERS) and index.stat().st_mtime > max(
+        p.stat().st_mtime for p in sources
+    )
+
+
+@pytest.fixture(scope="module")
+def book() -> Iterator[Path]:
+    """The built book folder (a fresh build in a temporary folder unless build/html is up to date)."""
+    existing = ROOT / "build" / "html"
+    if _is_fresh(existing):
+        yield existing
+        return
+    with tempfile.TemporaryDirectory(prefix="tformer-html-") as tmp:
+        out = Path(tmp) / "html"
+        with (
+            warnings.catch_warnings()
+        ):  # Sphinx's notices of its own future API changes, raised by the extensions
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            build_book.build(NOTEBOOKS, out)
+        yield out
+
+
+def _soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def _local_target(page: Path, url: str) -> Path | None:
+    """The file a relative URL points to, or None for web, mailto, data and same-page anchors."""
+    parts = urlsplit(url)
+    if parts.scheme or parts.netloc or not parts.path:
+        return None
+    return (page.parent / unquote(parts.path)).resolve()
+
+
+def _chapter_pages(book: Path) -> list[Path]:
+    return [book / f"{p.stem}.html" for p in CHAPTERS]
+
+
+def _feature_page(book: Path) -> Path:
+    """Chapter 05's page when there is one, otherwise the first chapter's."""
+    fives = [p for p in _chapter_pages(book) if p.name.startswith("05_")]
+    return fives[0] if fives else _chapter_pages(book)[0]
+
+
+def test_contents_page_links_every_chapter_in_order(book: Path) -> None:
+    index = book / "index.html"
+    soup = _soup(index)
+    links = [a["href"] for a in soup.select("article a.reference.internal[href]")]
+    expected = [page.name for page in _chapter_pages(book)]
+    assert [urlsplit(h).path for h in links if urlsplit(h).path in expected] == expected
+    for a in soup.find_all("a", href=True):
+        target = _local_target(index, a["href"])
+        assert target is None or target.is_file(), f"index.html: link {a['href']!r} points to a missing file"
+
+
+def test_chapter_pages_have_title_and_previous_next(book: Path) -> None:
+    pages = _chapter_pages(book)
+    for i, (notebook, page) in enumerate(zip(CHAPTERS, pages, strict=True)):
+        assert page.is_file(), f"{notebook.name}: no page {page.name}"
+        soup = _soup(page)
+        title = build_book.chapter_title(json.loads(notebook.read_text(encoding="utf-8")), notebook.name)
+        words = set(re.findall(r"\w+", title))  # the heading's words, whatever markdown or TeX surrounds them
+        h1 = soup.find("h1")
+        assert h1 is not None and words <= set(re.findall(r"\w+", h1.get_text())), (
+            f"{page.name}: first <h1> is not the chapter title {title!r}"
+        )
+        assert words <= set(re.findall(r"\w+", soup.title.get_text())), (
+            f"{page.name}: <title> lacks the chapter title {title!r}"
+        )
+        prev = soup.select_one("a.left-prev")
+        nxt = soup.select_one("a.right-next")
+        assert prev is not None and urlsplit(prev["href"]).path == (pages[i - 1].name if i else "index.html")
+        if i + 1 < len(pages):
+            assert nxt is not None and urlsplit(nxt["href"]).path == pages[i + 1].name
+        assert soup.select_one("form.bd-search, .search-button-field, button.search-button") is not None
+
+
+def test_every_image_and_internal_link_resolves_and_nothing_is_fetched_from_the_web(book: Path) -> None:
+    for page in [book / "index.html", *_chapter_pages(book)]:
+        soup = _soup(page)
+        for img in soup.find_all("img"):
+            src = img.get("src", "")
+            assert src, f"{page.name}: <img> without src"
+            if src.startswith("data:"):
+                continue
+            target = _local_target(page, src)
+            assert target is not None and target.is_file(), f"{page.name}: image {src!r} is not a local file"
+        for a in soup.find_all("a", href=True):
+            target = _local_target(page, a["href"])
+            assert target is None or target.is_file(), (
+                f"{page.name}: link {a['href']!r} points to a missing file"
+            )
+        for tag, attr in (("script", "src"), ("link", "href"), ("iframe", "src")):
+            for el in soup.find_all(tag):
+                url = el.get(attr)
+                if url and (tag != "link" or {"stylesheet", "preload", "icon"} & set(el.get("rel", []))):
+                    assert not urlsplit(url).scheme.startswith("http"), f"{page.name}: <{tag}> loads {url}"
+
+
+def test_mathjax_is_served_locally(book: Path) -> None:
+    assert (book / "_static" / "mathjax" / "tex-svg-full.js").is_file(), "local MathJax missing from _static/"
+    pages = [p for p in [book / "index.html", *_chapter_pages(book)] if _soup(p).select(".math")]
+    for page in pages:
+        scripts = [s.get("src", "") for s in _soup(page).find_all("script")]
+        mathjax = [s for s in scripts if "mathjax" in s.lower()]
+        assert len(mathjax) == 1, f"{page.name}: expected one MathJax script, got {mathjax}"
+        assert (page.parent / urlsplit(mathjax[0]).path).is_file(), (
+            f"{page.name}: {mathjax[0]} is not a local file"
+        )
+
+
+# ---------------------------------------------------------------------------------------------- headless Chromium
+
+
+def _chromium() -> str:
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip("no Chromium binary (apt-get install -y chromium)")
+
+
+@pytest.fixture(scope="module")
+def browser_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment for Chromium: fontconfig also sees the Noto Sans CJK font shipped by the mplfonts dependency."""
+    import mplfonts
+
+    tmp = tmp_path_factory.mktemp("chromium")
+    fonts_conf = tmp / "fonts.conf"
+    fonts_conf.write_text(
+        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n'
+        '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
+        f"  <dir>{Path(mplfonts.__file__).parent / 'fonts'}</dir>\n"
+        f"  <cachedir>{tmp / 'fc-cache'}</cachedir>\n</fontconfig>\n",
+        encoding="utf-8",
+    )
+    return {**os.environ, "FONTCONFIG_FILE": str(fonts_conf), "HOME": str(tmp)}
+
+
+def _run_chromium(env: dict[str, str], *args: str) -> str:
+    profile = tempfile.mkdtemp(prefix="tformer-chromium-")
+    try:
+        done = subprocess.run(
+            [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    assert done.returncode == 0, f"chromium exited {done.returncode}: {done.stderr[-2000:]}"
+    return done.stdout
+
+
+def _raw_math_in_prose(soup: BeautifulSoup) -> list[str]:
+    """Text outside code cells, code, scripts and typeset maths that still looks like TeX."""
+    for el in soup.select("div.cell, pre, code, script, style, mjx-container, textarea"):
+        el.decompose()
+    main = soup.select_one("article") or soup
+    return RAW_MATH.findall(main.get_text(" "))
+
+
+def test_chromium_typesets_the_maths_offline(book: Path, browser_env: dict[str, str]) -> None:
+    pages = [p for p in _chapter_pages(book) if _soup(p).select(".math")]
+    if os.environ.get("TFORMER_HTML_ALL_PAGES") != "1":
+        feature = _feature_page(book)
+        pages = [feature] if feature in pages else pages[:1]
+    if not pages:
+        pytest.skip("no chapter page has maths")
+    for page in pages:
+        static = _soup(page)
+        n_math = len(static.select("span.math, div.math"))
+        dom = BeautifulSoup(_run_chromium(browser_env, "--dump-dom", page.as_uri()), "html.parser")
+        containers = dom.select("span.math mjx-container, div.math mjx-container")
+        assert len(containers) >= n_math, (
+            f"{page.name}: {len(containers)} of {n_math} formulas typeset by MathJax"
+        )
+        assert not dom.select("mjx-merror"), f"{page.name}: MathJax reported a TeX error"
+        assert all(c.find("svg") is not None for c in containers), f"{page.name}: MathJax output without SVG"
+        leftover = _raw_math_in_prose(dom)
+        assert not leftover, f"{page.name}: maths left as raw TeX: {leftover[:5]}"
+
+
+def _assert_not_blank(png: Path) -> None:
+    from PIL import Image
+
+    with Image.open(png) as im:
+        lo, hi = im.convert("L").getextrema()
+    assert hi - lo > 100, f"{png}: screenshot is blank"
+
+
+@pytest.mark.skipif(
+    os.environ.get("TFORMER_SCREENSHOTS") != "1", reason="set TFORMER_SCREENSHOTS=1 to save them"
+)
+def test_screenshots_for_the_readme(book: Path, browser_env: dict[str, str]) -> None:
+    DOCS.mkdir(exist_ok=True)
+    shots = [
+        (book / "index.html", DOCS / "screenshot_contents.png", "1280,900"),
+        (_feature_page(book), DOCS / "screenshot_chapter05.png", "1280,1800"),
+    ]
+    for page, png, size in shots:
+        png.unlink(missing_ok=True)
+        _run_chromium(browser_env, f"--window-size={size}", f"--screenshot={png}", page.as_uri())
+        assert png.is_file(), f"no screenshot written for {page.name}"
+        _assert_not_blank(png)

@@ -1,0 +1,118 @@
+"""The notebook tooling catches what breaks a textbook repo: drifted pairs, stale outputs, raising cells."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = """# %% [markdown]
+# # 99 · A tiny chapter
+
+# %%
+print(6 * 7)
+"""
+
+
+def run_tool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A scratch copy of the tools with one tiny notebook pair, synced (executed) once."""
+    root = tmp_path_factory.mktemp("book")
+    shutil.copytree(ROOT / "tools", root / "tools")
+    shutil.copy(ROOT / "jupytext.toml", root / "jupytext.toml")
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "99_tiny.py").write_text(SOURCE)
+    done = run_tool("tools/sync_notebooks.py", "notebooks/99_tiny.py", cwd=root)
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_synced_pair_passes_and_stores_outputs(synced: Path) -> None:
+    done = run_tool("tools/check_pairs.py", "notebooks", cwd=synced)
+    assert done.returncode == 0, done.stdout
+    cells = json.loads((synced / "notebooks" / "99_tiny.ipynb").read_text())["cells"]
+    assert cells[1]["outputs"][0]["text"] == ["42\n"]
+    assert "execution" not in cells[1]["metadata"]  # no timing metadata: reruns give clean diffs
+
+
+@pytest.mark.parametrize("edited", ["py", "ipynb"])
+def test_editing_one_side_of_a_pair_is_named(synced: Path, tmp_path: Path, edited: str) -> None:
+    copy = tmp_path / "book"
+    shutil.copytree(synced, copy)
+    target = copy / "notebooks" / f"99_tiny.{edited}"
+    target.write_text(target.read_text().replace("6 * 7", "6 * 8"))
+    done = run_tool("tools/check_pairs.py", "notebooks", cwd=copy)
+    assert done.returncode == 1
+    assert "notebooks/99_tiny.py and notebooks/99_tiny.ipynb are out of sync" in done.stdout
+
+
+def test_a_stored_traceback_fails(synced: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "book"
+    shutil.copytree(synced, copy)
+    path = copy / "notebooks" / "99_tiny.ipynb"
+    notebook = json.loads(path.read_text())
+    notebook["cells"][1]["outputs"] = [
+        {"output_type": "error", "ename": "ValueError", "evalue": "boom", "traceback": ["ValueError: boom"]}
+    ]
+    path.write_text(json.dumps(notebook))
+    done = run_tool("tools/check_pairs.py", "notebooks", cwd=copy)
+    assert done.returncode == 1
+    assert "99_tiny.ipynb: code cell 0 stores a traceback" in done.stdout
+
+
+def test_a_notebook_without_outputs_fails(synced: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "book"
+    shutil.copytree(synced, copy)
+    path = copy / "notebooks" / "99_tiny.ipynb"
+    notebook = json.loads(path.read_text())
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    path.write_text(json.dumps(notebook))
+    done = run_tool("tools/check_pairs.py", "notebooks", cwd=copy)
+    assert done.returncode == 1
+    assert "stored without outputs" in done.stdout
+
+
+def test_sync_names_the_notebook_and_cell_that_raises(synced: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "book"
+    shutil.copytree(synced, copy)
+    source = copy / "notebooks" / "99_tiny.py"
+    source.write_text(SOURCE + "\n# %%\nraise ValueError('broken on purpose')\n")
+    before = (copy / "notebooks" / "99_tiny.ipynb").read_text()
+    done = run_tool("tools/sync_notebooks.py", "notebooks/99_tiny.py", cwd=copy)
+    assert done.returncode == 1
+    assert "notebooks/99_tiny.py: cell 2 (`raise ValueError('broken on purpose')`) raised ValueError: broken on purpose" in done.stderr
+    assert (copy / "notebooks" / "99_tiny.ipynb").read_text() == before
+
+
+def test_colab_cells_are_generated_from_one_repository_setting(tmp_path: Path) -> None:
+    (tmp_path / "notebooks").mkdir()
+    shutil.copytree(ROOT / "tools", tmp_path / "tools")
+    shutil.copy(ROOT / "jupytext.toml", tmp_path / "jupytext.toml")
+    (tmp_path / "pyproject.toml").write_text('[tool.tformer]\nrepository = "someone/fork"\nbranch = "dev"\n')
+    (tmp_path / "notebooks" / "99_tiny.py").write_text(SOURCE)
+    assert run_tool("tools/notebook_cells.py", "--check", cwd=tmp_path).returncode == 1
+    assert run_tool("tools/notebook_cells.py", cwd=tmp_path).returncode == 0
+    text = (tmp_path / "notebooks" / "99_tiny.py").read_text()
+    assert "colab.research.google.com/github/someone/fork/blob/dev/notebooks/99_tiny.ipynb" in text
+    assert "git+https://github.com/someone/fork@dev" in text
+    assert run_tool("tools/notebook_cells.py", "--check", cwd=tmp_path).returncode == 0
+
+
+def test_sync_twice_gives_identical_files(synced: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "book"
+    shutil.copytree(synced, copy)
+    before = (copy / "notebooks" / "99_tiny.ipynb").read_text()
+    done = run_tool("tools/sync_notebooks.py", "notebooks/99_tiny.py", cwd=copy)
+    assert done.returncode == 0, done.stderr
+    assert (copy / "notebooks" / "99_tiny.ipynb").read_text() == before  # stable cell ids, no timings

@@ -1,0 +1,66 @@
+"""Worked solutions of chapter 03's exercises, computed independently with plain Python maths.
+
+Each stored digest in ``tformer/exercise_answers/03.json`` must accept the right answer and reject a wrong one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tformer.book.exercises import check
+
+
+def softmax(scores: list[float]) -> list[float]:
+    top = max(scores)
+    exps = [math.exp(s - top) for s in scores]
+    return [e / sum(exps) for e in exps]
+
+
+def dot(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def solution_1() -> float:
+    """Course grade: 20% homework (85), 30% midterm (60), 50% final (90)."""
+    return 0.2 * 85 + 0.3 * 60 + 0.5 * 90
+
+
+def solution_2() -> float:
+    """Weight on 猫 when 老鼠 offers the same vector [1, 1, 0]; 它 asks [2, 2, -1]."""
+    offers = [[1, 1, 0], [0, 0, 0], [1, 1, 0], [0, 0, 1], [0, 0, 1], [0.5, 0.5, 0], [0, 0, 0], [0, 0, 1]]
+    return softmax([dot(o, [2, 2, -1]) for o in offers])[0]
+
+
+def solution_3() -> float:
+    """Soft lookup of legs in the animal dictionary at temperature 0.5, query [1, 1]."""
+    keys = [[0.9, 0.8], [0.9, 0.3], [0.2, 0.7], [0.0, 0.9], [0.0, 0.2]]
+    legs = [4.0, 4.0, 2.0, 0.0, 0.0]
+    return dot(softmax([dot(k, [1.0, 1.0]) / 0.5 for k in keys]), legs)
+
+
+def solution_4() -> list[int]:
+    """Hard lookup: argmax cuts the graph, so only the retrieved value gets a gradient, and no key does."""
+    return [1, 0]
+
+
+SOLUTIONS = {"03.1": solution_1, "03.2": solution_2, "03.3": solution_3, "03.4": solution_4}
+
+
+def test_solution_2_by_hand() -> None:
+    # Scores: 猫 4, 老鼠 4, 它 2, 追 0, 饿 0, three function words -1.
+    expected = math.exp(4) / (2 * math.exp(4) + math.exp(2) + 2 + 3 * math.exp(-1))
+    assert solution_2() == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("exercise_id", sorted(SOLUTIONS))
+def test_right_answer_is_accepted(exercise_id: str) -> None:
+    assert check(exercise_id, SOLUTIONS[exercise_id]()) is True
+
+
+@pytest.mark.parametrize("exercise_id", sorted(SOLUTIONS))
+def test_wrong_answer_is_rejected(exercise_id: str) -> None:
+    answer = SOLUTIONS[exercise_id]()
+    wrong = [a + 1 for a in answer] if isinstance(answer, list) else answer + 0.1
+    assert check(exercise_id, wrong) is False

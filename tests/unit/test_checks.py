@@ -1,0 +1,32 @@
+"""The shared argument check: one message format for every size and id the package takes."""
+
+import pytest
+
+from tformer._checks import check_int
+from tformer.attention import MultiHeadAttention
+from tformer.baselines.rnn import RNN
+
+
+def test_check_int_returns_the_value_and_enforces_the_minimum() -> None:
+    assert check_int("n", 3) == 3
+    assert check_int("n", -5) == -5  # no minimum: any int
+    assert check_int("n", 0, 0) == 0
+    with pytest.raises(ValueError, match=r"^n: expected a positive int, got 0$"):
+        check_int("n", 0, 1)
+    with pytest.raises(ValueError, match=r"^n: expected a non-negative int, got -1$"):
+        check_int("n", -1, 0)
+    with pytest.raises(ValueError, match=r"^k: expected an int >= 2, got 1$"):
+        check_int("k", 1, 2)
+
+
+@pytest.mark.parametrize(("value", "got"), [(True, "bool"), (2.0, "float"), ("3", "str"), (None, "NoneType")])
+def test_check_int_rejects_non_ints_with_a_type_error(value: object, got: str) -> None:
+    with pytest.raises(TypeError, match=rf"^size: expected an int, got {got}$"):
+        check_int("size", value, 1)
+
+
+def test_modules_use_it_for_their_sizes() -> None:
+    with pytest.raises(ValueError, match=r"num_heads: expected a positive int, got 0"):
+        MultiHeadAttention(8, 0)
+    with pytest.raises(TypeError, match=r"hidden_size: expected an int, got float"):
+        RNN(4, 8.0)

@@ -1,0 +1,190 @@
+"""The training loop, the warm-up schedule, checkpoints, and a tiny translation run that must learn."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from tformer.data.corpus import generate_corpus
+from tformer.data.tasks import copy_task, task_vocab_size
+from tformer.data.text import PairBatches, Vocab
+from tformer.models import Transformer
+from tformer.training.train import (
+    History,
+    load_checkpoint,
+    noam_lr,
+    save_checkpoint,
+    seq2seq_loss,
+    train,
+    warmup_schedule,
+)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """The tiny training runs are faster on one thread (no OpenMP hand-offs); restore afterwards."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_noam_closed_form():
+    d, w = 512, 4000
+    # Vaswani et al. §5.3: lr = d^-0.5 · min(step^-0.5, step · w^-1.5)
+    assert noam_lr(1, d, w) == pytest.approx(512**-0.5 * 4000**-1.5, rel=1e-12)
+    assert noam_lr(w, d, w) == pytest.approx((512 * 4000) ** -0.5, rel=1e-12)  # the peak
+    assert noam_lr(4 * w, d, w) == pytest.approx(0.5 * (512 * 4000) ** -0.5, rel=1e-12)  # 1/√step decay
+    assert noam_lr(0, d, w) == noam_lr(1, d, w)
+    rates = [noam_lr(s, d, w) for s in range(1, 3 * w)]
+    assert max(rates) == rates[w - 1]
+    with pytest.raises(ValueError, match="warmup_steps"):
+        noam_lr(1, d, 0)
+
+
+def test_warmup_schedule_sets_the_paper_rate():
+    param = nn.Parameter(torch.zeros(3))
+    opt = torch.optim.SGD([param], lr=0.5)
+    sched = warmup_schedule(opt, d_model=64, warmup_steps=10, factor=2.0)
+    seen = []
+    for _ in range(25):
+        seen.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    expected = [2.0 * 64**-0.5 * min(s**-0.5, s * 10**-1.5) for s in range(1, 26)]
+    torch.testing.assert_close(torch.tensor(seen, dtype=torch.float64), torch.tensor(expected, dtype=torch.float64),
+                               rtol=1e-12, atol=0)  # fmt: skip
+
+
+class _Linear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.w(x)
+
+
+def _mse(model, batch):
+    x, y = batch
+    return nn.functional.mse_loss(model(x), y), x.shape[0]
+
+
+def _regression_batches(n=8):
+    g = torch.Generator().manual_seed(0)
+    xs = [torch.randn(16, 4, generator=g) for _ in range(n)]
+    return [(x, x @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]])) for x in xs]
+
+
+def test_history_budgets_and_evaluation(capsys):
+    batches = _regression_batches()
+    calls = []
+
+    def evaluate(model):
+        calls.append(model.training)
+        return {"val": 1.0}
+
+    h = train(
+        _Linear(), batches, _mse, lr=1e-2, max_epochs=2, evaluate=evaluate, device="cpu", progress=False
+    )
+    assert h.steps == 16 and h.stop_reason == "max_epochs" and h.epochs == 2.0
+    assert len(h.losses) == len(h.learning_rates) == 16
+    assert h.eval_steps == [8, 16] and calls == [False, False]  # per epoch, in eval mode
+    assert h.metric("val") == [1.0, 1.0]
+    assert h.tokens == 16 * 16 and h.tokens_per_s > 0 and h.wall_time_s >= h.train_time_s > 0
+    h = train(
+        _Linear(), batches, _mse, max_steps=5, eval_every=2, evaluate=evaluate, progress=False, device="cpu"
+    )
+    assert h.steps == 5 and h.stop_reason == "max_steps" and h.eval_steps == [2, 4, 5]
+    h = train(_Linear(), batches, _mse, time_budget_s=0.05, progress=False, device="cpu")
+    assert h.stop_reason == "time_budget" and 0.05 <= h.train_time_s < 5
+    assert History.from_dict(h.to_dict()) == h
+    assert capsys.readouterr().out == ""  # library code never prints
+
+
+def test_gradient_clipping_bounds_the_update():
+    model = _Linear()
+    before = [p.detach().clone() for p in model.parameters()]
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    batch = _regression_batches(1)
+    train(model, batch, _mse, optimizer=opt, max_steps=1, clip_grad_norm=1e-3, progress=False, device="cpu")
+    step = torch.cat([(p.detach() - b).flatten() for p, b in zip(model.parameters(), before, strict=True)])
+    # plain SGD with lr 1: the update is the clipped gradient, whose global norm is exactly the threshold
+    assert float(step.norm()) == pytest.approx(1e-3, rel=1e-5)
+
+
+def test_seeded_runs_repeat():
+    def run():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 32), nn.Dropout(0.3), nn.Linear(32, 1))
+        return train(
+            model, _regression_batches(), _mse, max_steps=10, seed=3, progress=False, device="cpu"
+        ).losses
+
+    assert run() == run()
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="budget"):
+        train(_Linear(), _regression_batches(), _mse, progress=False)
+    with pytest.raises(ValueError, match="max_steps"):
+        train(_Linear(), _regression_batches(), _mse, max_steps=0, progress=False)
+    with pytest.raises(ValueError, match="empty"):
+        train(_Linear(), [], _mse, max_steps=3, progress=False, device="cpu")
+    nan_batches = [(torch.full((2, 4), float("nan")), torch.zeros(2, 1))]
+    with pytest.raises(ValueError, match="not finite"):
+        train(_Linear(), nan_batches, _mse, max_steps=3, progress=False, device="cpu")
+
+
+def test_checkpoint_round_trip_and_mismatches(tmp_path):
+    torch.manual_seed(0)
+    src_vocab, tgt_vocab = Vocab(["the", "cat"]), Vocab(["猫"])
+    model = Transformer(len(src_vocab), len(tgt_vocab), 16, 2, 1, 1, 32, 0.0, max_len=8)
+    history = History(losses=[2.0, 1.0], steps=2)
+    path = tmp_path / "ckpt.pt"
+    save_checkpoint(
+        path, model, history=history, vocabs={"src": src_vocab, "tgt": tgt_vocab}, extra={"seed": 0}
+    )
+    assert set(torch.load(path, weights_only=True)) == {"model", "history", "vocabs", "extra"}
+    fresh = Transformer(len(src_vocab), len(tgt_vocab), 16, 2, 1, 1, 32, 0.0, max_len=8)
+    state = load_checkpoint(path, fresh, vocabs={"src": src_vocab, "tgt": tgt_vocab})
+    for (name, a), b in zip(model.state_dict().items(), fresh.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0, msg=name)
+    assert (
+        state["history"] == history and state["extra"] == {"seed": 0} and state["vocabs"]["tgt"] == tgt_vocab
+    )
+    with pytest.raises(ValueError, match="mismatched vocabulary"):
+        load_checkpoint(path, fresh, vocabs={"src": Vocab(["the", "dog"])})
+    bigger = Transformer(len(src_vocab) + 1, len(tgt_vocab), 16, 2, 1, 1, 32, 0.0, max_len=8)
+    with pytest.raises(ValueError, match="does not fit"):
+        load_checkpoint(path, bigger)
+
+
+def test_tiny_translation_run_learns():
+    corpus = generate_corpus(2_000, seed=0, validation_size=100, test_size=100, combinations_size=10)
+    pairs = [p for p in corpus.train if len(p[0].split()) <= 8]
+    src_vocab = Vocab.build(en.split() for en, _ in pairs)
+    tgt_vocab = Vocab.build(zh.split() for _, zh in pairs)
+    batches = PairBatches(
+        [src_vocab.encode(en.split()) for en, _ in pairs],
+        [tgt_vocab.encode(zh.split()) for _, zh in pairs],
+        32,
+    )
+    torch.manual_seed(0)
+    model = Transformer(len(src_vocab), len(tgt_vocab), 32, 4, 1, 1, 64, 0.0, max_len=32)
+    h = train(model, batches, seq2seq_loss, lr=3e-3, max_steps=60, progress=False, device="cpu")
+    first, last = sum(h.losses[:5]) / 5, sum(h.losses[-5:]) / 5
+    assert last < 0.5 * first, (first, last)
+    assert math.isfinite(last)
+
+
+def test_copy_task_batches_train():
+    pairs = copy_task(256, (3, 6), num_symbols=6, seed=0)
+    batches = PairBatches([s for s, _ in pairs], [t for _, t in pairs], 32)
+    torch.manual_seed(0)
+    model = Transformer(task_vocab_size(6), task_vocab_size(6), 32, 4, 1, 1, 64, 0.0, max_len=16)
+    h = train(model, batches, seq2seq_loss, lr=3e-3, max_steps=40, progress=False, device="cpu")
+    assert sum(h.losses[-5:]) / 5 < 0.6 * sum(h.losses[:5]) / 5

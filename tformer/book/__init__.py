@@ -1,0 +1,7 @@
+"""The book's own helpers: nothing here is about attention, everything here serves the notebooks.
+
+- ``environment``: ``seed_everything`` and ``get_device``.
+- ``plot``: the book's figure style (Chinese-capable font) and attention heatmaps.
+- ``results``: the manifest of numbers a chapter's prose quotes.
+- ``exercises``: self-checking exercises; their answer digests live in ``exercise_answers/``.
+"""

@@ -1,0 +1,348 @@
+"""Scores for sequence outputs: exact match, token accuracy, corpus BLEU, and accuracy by length bucket.
+
+Introduced in ``02_seq2seq_bottleneck`` and used by every chapter that trains a translator. BLEU is computed by
+``sacrebleu`` (Post 2018, "A Call for Clarity in Reporting BLEU Scores"), never by hand, with its Chinese
+tokeniser (``tokenize="zh"``: each Chinese character is a token), so the figure is comparable across runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sacrebleu
+import torch
+from torch import Tensor
+
+from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, Vocab, bucket_batches, pad_sequences
+
+__all__ = [
+    "DEFAULT_LENGTH_EDGES",
+    "LengthBucket",
+    "TranslationReport",
+    "accuracy_by_length",
+    "accuracy_over",
+    "bigram_nats_per_token",
+    "corpus_bleu",
+    "evaluate_translation",
+    "exact_match",
+    "length_bucket_label",
+    "lm_nats_per_token",
+    "token_accuracy",
+    "translate",
+]
+
+DEFAULT_LENGTH_EDGES: tuple[int, ...] = (10, 20, 30)
+"""Bucket upper edges in words: 1-10, 11-20, 21-30, 31+ (the ">20 words" figure is the last two buckets)."""
+
+
+def _as_text(item: str | Sequence[str]) -> str:
+    return item if isinstance(item, str) else " ".join(item)
+
+
+def _check_pair(predictions: Sequence, references: Sequence) -> None:
+    if len(predictions) != len(references):
+        raise ValueError(
+            f"predictions and references: expected the same count, got {len(predictions)} and {len(references)}"
+        )
+    if len(predictions) == 0:
+        raise ValueError("predictions: expected at least one sequence, got none")
+
+
+def exact_match(
+    predictions: Sequence[str | Sequence[str]], references: Sequence[str | Sequence[str]]
+) -> float:
+    """Fraction of predictions identical to their reference (token lists or space-joined strings).
+
+    Returns:
+        A float in ``[0, 1]``.
+
+    Raises:
+        ValueError: if the counts differ or are zero.
+    """
+    _check_pair(predictions, references)
+    hits = sum(
+        _as_text(p).split() == _as_text(r).split() for p, r in zip(predictions, references, strict=True)
+    )
+    return hits / len(predictions)
+
+
+def token_accuracy(predictions: Tensor, targets: Tensor, *, pad_id: int = PAD_ID) -> float:
+    """Fraction of non-padding target positions where the predicted id equals the target id.
+
+    Accepts ids ``(B, L)`` or logits ``(B, L, V)`` (argmax taken over V). Positions where ``targets == pad_id``
+    are ignored.
+
+    Shape:
+        - predictions: ``(B, L)`` ids or ``(B, L, V)`` logits
+        - targets: ``(B, L)`` ids
+
+    Raises:
+        ValueError: if the shapes disagree or every target is padding.
+    """
+    if predictions.dim() == targets.dim() + 1:
+        predictions = predictions.argmax(dim=-1)  # (B, L)
+    if predictions.shape != targets.shape:
+        raise ValueError(
+            f"predictions: expected (B, L) = {tuple(targets.shape)} or (B, L, V), got {tuple(predictions.shape)}"
+        )
+    keep = targets != pad_id
+    if not bool(keep.any()):
+        raise ValueError("targets: every position is padding, accuracy is undefined")
+    return float((predictions.eq(targets) & keep).sum()) / float(keep.sum())
+
+
+def corpus_bleu(
+    hypotheses: Sequence[str | Sequence[str]],
+    references: Sequence[str | Sequence[str]],
+    *,
+    tokenize: str = "zh",
+) -> float:
+    """Corpus BLEU (0-100) through ``sacrebleu.corpus_bleu`` with one reference per hypothesis.
+
+    Papineni et al. 2002 (BLEU); sacrebleu's defaults (4-grams, exponential smoothing off, brevity penalty).
+    ``tokenize="zh"`` splits Chinese into characters, so word spacing does not matter.
+
+    Raises:
+        ValueError: if the counts differ or are zero.
+    """
+    _check_pair(hypotheses, references)
+    hyps = [_as_text(h) for h in hypotheses]
+    refs = [_as_text(r) for r in references]
+    return float(sacrebleu.corpus_bleu(hyps, [refs], tokenize=tokenize).score)
+
+
+def length_bucket_label(length: int, edges: Sequence[int] = DEFAULT_LENGTH_EDGES) -> str:
+    """The bucket a length falls in, e.g. ``"11-20"`` or ``"31+"`` for the default edges (10, 20, 30).
+
+    Raises:
+        ValueError: if ``length < 1`` or ``edges`` is not strictly increasing and positive.
+    """
+    if length < 1:
+        raise ValueError(f"length: expected >= 1, got {length}")
+    if not edges or any(b <= a for a, b in itertools.pairwise(edges)) or edges[0] < 1:
+        raise ValueError(f"edges: expected strictly increasing positive integers, got {tuple(edges)}")
+    low = 1
+    for edge in edges:
+        if length <= edge:
+            return f"{low}-{edge}"
+        low = edge + 1
+    return f"{low}+"
+
+
+@dataclass(frozen=True)
+class LengthBucket:
+    """One row of an accuracy-by-length table: lengths ``low..high`` (``high=None``: no upper edge)."""
+
+    label: str
+    low: int
+    high: int | None
+    count: int
+    accuracy: float  # NaN when count == 0
+
+
+def accuracy_by_length(
+    lengths: Sequence[int], correct: Sequence[bool] | Tensor, edges: Sequence[int] = DEFAULT_LENGTH_EDGES
+) -> list[LengthBucket]:
+    """Accuracy per length bucket, for plots of accuracy against sentence length.
+
+    Args:
+        lengths: the length of each example (e.g. source words).
+        correct: whether each example was right (e.g. exact match).
+        edges: bucket upper edges; the last bucket is open-ended.
+
+    Returns:
+        One :class:`LengthBucket` per bucket, in order, empty buckets included (accuracy NaN).
+
+    Raises:
+        ValueError: if the counts differ or are zero, or a length or the edges are invalid.
+    """
+    correct = correct.tolist() if isinstance(correct, Tensor) else list(correct)
+    _check_pair(lengths, correct)
+    labels = [length_bucket_label(n, edges) for n in lengths]
+    lows = [1, *(e + 1 for e in edges)]
+    highs: list[int | None] = [*edges, None]
+    rows = []
+    for low, high in zip(lows, highs, strict=True):
+        label = f"{low}-{high}" if high is not None else f"{low}+"
+        hits = [c for lab, c in zip(labels, correct, strict=True) if lab == label]
+        acc = sum(bool(c) for c in hits) / len(hits) if hits else float("nan")
+        rows.append(LengthBucket(label, low, high, len(hits), acc))
+    return rows
+
+
+def accuracy_over(lengths: Sequence[int], correct: Sequence[bool] | Tensor, min_length: int) -> float:
+    """Accuracy on the examples longer than ``min_length`` (e.g. 20 words). NaN when there are none."""
+    correct = correct.tolist() if isinstance(correct, Tensor) else list(correct)
+    _check_pair(lengths, correct)
+    hits = [bool(c) for n, c in zip(lengths, correct, strict=True) if n > min_length]
+    return sum(hits) / len(hits) if hits else float("nan")
+
+
+# ----------------------------------------------------------------------------------------------- scoring models
+@dataclass
+class TranslationReport:
+    """Greedy translations of a test set and their scores (from :func:`evaluate_translation`).
+
+    Attributes:
+        sources, references, hypotheses: space-separated tokens, in the order of the input pairs.
+        correct: exact match per sentence.
+        exact_match: fraction of sentences translated exactly.
+        bleu: corpus BLEU (0-100, sacrebleu, ``tokenize="zh"``).
+        buckets: exact match by source length in words (:func:`accuracy_by_length`).
+    """
+
+    sources: list[str]
+    references: list[str]
+    hypotheses: list[str]
+    correct: list[bool]
+    exact_match: float
+    bleu: float
+    buckets: list[LengthBucket]
+
+    def accuracy_over(self, min_words: int) -> float:
+        """Exact match on sources longer than ``min_words`` words (NaN if none)."""
+        return accuracy_over([len(s.split()) for s in self.sources], self.correct, min_words)
+
+
+def _check_vocab_size(model: object, attr: str, vocab: Vocab, name: str) -> None:
+    size = getattr(model, attr, None)
+    if size is not None and size != len(vocab):
+        raise ValueError(
+            f"{name}: mismatched vocabulary, it has {len(vocab)} tokens but the model's {attr} is {size}"
+        )
+
+
+@torch.no_grad()
+def translate(
+    model: torch.nn.Module,
+    sentences: Sequence[str],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int = 256,
+    max_len: int | None = None,
+    strict: bool = True,
+    src_eos: bool = True,
+) -> list[str]:
+    """Greedy-decode English sentences (space-separated words) into target sentences.
+
+    ``model`` is any ``nn.Module`` with a method
+    ``greedy_decode(src (B, S), max_len, bos_id, eos_id) -> (B, ≤ max_len)``, such as
+    :class:`tformer.models.Transformer` or :class:`tformer.baselines.seq2seq_rnn.Seq2SeqRNN`, so both families are scored
+    by the same code (it is put in eval mode for the call and restored after). Sentences are batched by
+    length; the model's device is used. ``max_len`` (target tokens, EOS included) defaults to
+    ``2 · source words + 10``, capped by the model's ``max_len``. ``src_eos`` appends ``EOS_ID`` to
+    each source, as :class:`tformer.data.text.PairBatches` does by default: use the choice the model was trained with.
+
+    Raises:
+        TypeError: if ``model`` has no ``greedy_decode`` method.
+        ValueError: on an unknown source word (``strict``), a source longer than the model's ``max_len``, a
+            vocabulary whose size differs from the model's, or a decoded id outside ``tgt_vocab``.
+    """
+    if not callable(getattr(model, "greedy_decode", None)):
+        raise TypeError(f"model: expected a translator with a greedy_decode method, got {type(model).__name__}")
+    _check_vocab_size(model, "src_vocab_size", src_vocab, "src_vocab")
+    _check_vocab_size(model, "tgt_vocab_size", tgt_vocab, "tgt_vocab")
+    if len(sentences) == 0:
+        return []
+    device = next(model.parameters()).device
+    model_max = getattr(model, "max_len", None)
+    encoded = [
+        src_vocab.encode(s.split(), strict=strict, add_eos=src_eos, max_len=model_max) for s in sentences
+    ]
+    was_training = model.training
+    model.eval()
+    out: list[str] = [""] * len(sentences)
+    for idx in bucket_batches([len(e) for e in encoded], batch_size, shuffle=False):
+        src = pad_sequences([encoded[i] for i in idx]).to(device)  # (B, S)
+        limit = max_len if max_len is not None else 2 * src.shape[1] + 10
+        if model_max is not None:
+            limit = min(limit, model_max)
+        ys = model.greedy_decode(src, limit, BOS_ID, EOS_ID)  # (B, ≤ limit)
+        for row, i in zip(ys.cpu(), idx, strict=True):
+            out[i] = " ".join(tgt_vocab.decode(row))
+    model.train(was_training)
+    return out
+
+
+def evaluate_translation(
+    model: torch.nn.Module,
+    pairs: Sequence[tuple[str, str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int = 256,
+    edges: Sequence[int] = DEFAULT_LENGTH_EDGES,
+    src_eos: bool = True,
+) -> TranslationReport:
+    """Translate ``(source, reference)`` pairs greedily and score them: exact match, BLEU, by-length accuracy.
+
+    Raises:
+        ValueError: if ``pairs`` is empty, or as :func:`translate`.
+    """
+    if len(pairs) == 0:
+        raise ValueError("pairs: expected at least one (source, reference) pair, got none")
+    sources = [s for s, _ in pairs]
+    refs = [r for _, r in pairs]
+    hyps = translate(model, sources, src_vocab, tgt_vocab, batch_size=batch_size, src_eos=src_eos)
+    correct = [h.split() == r.split() for h, r in zip(hyps, refs, strict=True)]
+    return TranslationReport(
+        sources, refs, hyps, correct, sum(correct) / len(correct), corpus_bleu(hyps, refs),
+        accuracy_by_length([len(s.split()) for s in sources], correct, edges),
+    )  # fmt: skip
+
+
+@torch.no_grad()
+def lm_nats_per_token(model: torch.nn.Module, ids: Tensor, block_size: int, *, batch_size: int = 64) -> float:
+    """Mean next-token cross-entropy (nats per token) of a language model over a 1-D id stream.
+
+    The stream is cut into consecutive, non-overlapping windows of ``block_size + 1`` ids (a shorter tail is
+    dropped); every id after a window's first is predicted from the ids before it in the window.
+
+    Shape:
+        ids: ``(N,)`` long.
+
+    Raises:
+        ValueError: if ``ids`` is not 1-D or shorter than ``block_size + 1``.
+    """
+    if ids.dim() != 1 or ids.numel() < block_size + 1:
+        raise ValueError(
+            f"ids: expected a 1-D stream of at least block_size + 1 = {block_size + 1} ids, got {tuple(ids.shape)}"
+        )
+    device = next(model.parameters()).device
+    n = (ids.numel() - 1) // block_size
+    x_all = ids[: n * block_size].view(n, block_size)  # (n, block_size)
+    y_all = ids[1 : n * block_size + 1].view(n, block_size)  # (n, block_size)
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    for start in range(0, n, batch_size):
+        x, y = x_all[start : start + batch_size].to(device), y_all[start : start + batch_size].to(device)
+        logits = model(x)  # (B, block_size, V)
+        total += float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum"))
+    model.train(was_training)
+    return total / y_all.numel()
+
+
+def bigram_nats_per_token(train_ids: Tensor, valid_ids: Tensor, vocab_size: int, *, k: float = 0.01) -> float:
+    """Validation cross-entropy (nats per token) of an add-``k`` smoothed bigram model counted on ``train_ids``.
+
+    p(b | a) = (count(a, b) + k) / (count(a) + k · V), the baseline a language model must beat.
+
+    Shape:
+        train_ids, valid_ids: ``(N,)`` long, ids in ``[0, vocab_size)``.
+
+    Raises:
+        ValueError: if ``k <= 0`` or a stream has fewer than 2 ids.
+    """
+    if k <= 0:
+        raise ValueError(f"k: expected > 0, got {k}")
+    if train_ids.numel() < 2 or valid_ids.numel() < 2:
+        raise ValueError("train_ids/valid_ids: expected at least 2 ids each")
+    counts = torch.zeros(vocab_size, vocab_size, dtype=torch.float64)  # (V, V)
+    counts.index_put_((train_ids[:-1], train_ids[1:]), torch.ones(train_ids.numel() - 1, dtype=torch.float64),
+                      accumulate=True)  # fmt: skip
+    log_probs = (counts + k).log() - (counts.sum(dim=1, keepdim=True) + k * vocab_size).log()  # (V, V)
+    return float(-log_probs[valid_ids[:-1], valid_ids[1:]].mean())

@@ -1,0 +1,431 @@
+"""The one training loop every chapter uses, the paper's warm-up schedule, and checkpoints.
+
+Introduced in ``02_seq2seq_bottleneck``; used by every chapter that trains. :func:`train` runs optimisation
+steps until a step, epoch or time budget runs out, shows a ``tqdm`` progress bar (never prints), clips gradients,
+evaluates on a schedule and returns a :class:`History` for the plotters. The model, the data and the loss stay the
+caller's: ``loss_fn(model, batch) -> (mean_loss, num_tokens)`` is all the loop knows about the task, and
+:func:`seq2seq_loss` / :func:`lm_loss` are the two the book needs.
+
+Checkpoints hold only tensors, numbers, strings, lists and dicts, so they load with
+``torch.load(..., weights_only=True)``: no pickled code runs when a reader opens a file.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.optim.lr_scheduler import LambdaLR
+from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
+
+from tformer.book.environment import seed_everything
+from tformer.data.text import BOS_ID, PAD_ID, Vocab
+from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
+
+__all__ = [
+    "History",
+    "linear_warmup_decay",
+    "lm_loss",
+    "load_checkpoint",
+    "noam_lr",
+    "save_checkpoint",
+    "seq2seq_loss",
+    "to_device",
+    "train",
+    "warmup_schedule",
+]
+
+
+@dataclass
+class History:
+    """What one :func:`train` call did, for plots and asserts.
+
+    Attributes:
+        losses: training loss (nats per token) at every optimiser step.
+        learning_rates: the learning rate used at every step.
+        eval_steps: the step after which each evaluation ran.
+        eval_metrics: the dict each evaluation returned (e.g. ``{"loss": ..., "exact_match": ...}``).
+        steps: optimiser steps taken.
+        epochs: passes over the training batches (fractional when a budget stopped mid-epoch).
+        tokens: tokens processed (as counted by ``loss_fn``).
+        train_time_s: seconds spent training, evaluation excluded (the time the budget counts).
+        wall_time_s: seconds for the whole call, evaluation included.
+        tokens_per_s: ``tokens / train_time_s``.
+        stop_reason: ``"max_steps"``, ``"max_epochs"`` or ``"time_budget"``.
+    """
+
+    losses: list[float] = field(default_factory=list)
+    learning_rates: list[float] = field(default_factory=list)
+    eval_steps: list[int] = field(default_factory=list)
+    eval_metrics: list[dict[str, float]] = field(default_factory=list)
+    steps: int = 0
+    epochs: float = 0.0
+    tokens: int = 0
+    train_time_s: float = 0.0
+    wall_time_s: float = 0.0
+    tokens_per_s: float = 0.0
+    stop_reason: str = ""
+
+    def metric(self, name: str) -> list[float]:
+        """One evaluation metric across evaluations (aligned with ``eval_steps``).
+
+        Raises:
+            KeyError: if no evaluation returned ``name``.
+        """
+        if not any(name in m for m in self.eval_metrics):
+            raise KeyError(
+                f"name: no evaluation returned {name!r}; have {sorted({k for m in self.eval_metrics for k in m})}"
+            )
+        return [m.get(name, math.nan) for m in self.eval_metrics]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain lists and numbers (safe for ``torch.save`` + ``weights_only=True`` and for JSON)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> History:
+        """Inverse of :meth:`to_dict`."""
+        return cls(**data)
+
+
+# ----------------------------------------------------------------------------------------------- the schedule
+def noam_lr(step: int, d_model: int, warmup_steps: int, factor: float = 1.0) -> float:
+    """The paper's learning rate: ``factor · D^-0.5 · min(step^-0.5, step · warmup^-1.5)``.
+
+    Vaswani et al. 2017, §5.3, Eq. 3: linear warm-up for ``warmup_steps`` steps, then decay as 1/√step; the peak
+    ``factor · (D · warmup)^-0.5`` is reached at ``step == warmup_steps``. Steps count from 1 (step 0 is treated as 1).
+
+    Raises:
+        ValueError: if ``d_model < 1``, ``warmup_steps < 1`` or ``step < 0``.
+    """
+    if d_model < 1 or warmup_steps < 1:
+        raise ValueError(f"d_model and warmup_steps: expected >= 1, got {d_model} and {warmup_steps}")
+    if step < 0:
+        raise ValueError(f"step: expected >= 0, got {step}")
+    step = max(step, 1)
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
+
+
+def warmup_schedule(
+    optimizer: torch.optim.Optimizer, d_model: int, warmup_steps: int, factor: float = 1.0
+) -> LambdaLR:
+    """A ``LambdaLR`` that sets every group's learning rate to :func:`noam_lr` of the step (the optimiser's own
+    ``lr`` is ignored). Call ``scheduler.step()`` after each ``optimizer.step()`` (:func:`train` does).
+
+    Raises:
+        ValueError: as :func:`noam_lr`; or if a parameter group's initial ``lr`` is 0.
+    """
+    noam_lr(1, d_model, warmup_steps, factor)  # validate
+    lambdas = []
+    for group in optimizer.param_groups:
+        base = group.get("initial_lr", group["lr"])
+        if base == 0:
+            raise ValueError("optimizer: a parameter group has lr=0; the schedule scales the initial lr")
+        lambdas.append(lambda s, base=base: noam_lr(s + 1, d_model, warmup_steps, factor) / base)
+    return LambdaLR(optimizer, lambdas)
+
+
+def linear_warmup_decay(optimizer: torch.optim.Optimizer, warmup_steps: int, total_steps: int) -> LambdaLR:
+    """A ``LambdaLR``: the optimiser's ``lr`` times a factor rising linearly to 1 over ``warmup_steps``, then
+    falling linearly to 0 at ``total_steps``.
+
+    Short CPU runs end far from the paper's 100 k steps, where the 1/√step tail of :func:`noam_lr` is still
+    high; decaying to zero at the end of the budget is what takes the toy tasks from ~97% to 99+% exact match.
+
+    Raises:
+        ValueError: unless ``0 <= warmup_steps < total_steps``.
+    """
+    if not 0 <= warmup_steps < total_steps:
+        raise ValueError(f"warmup_steps, total_steps: expected 0 <= {warmup_steps} < {total_steps}")
+
+    def factor(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / warmup_steps
+        return max(0.0, (total_steps - step) / (total_steps - warmup_steps))
+
+    return LambdaLR(optimizer, factor)
+
+
+# ----------------------------------------------------------------------------------------------- losses
+def seq2seq_loss(
+    model: nn.Module,
+    batch: tuple[Tensor, Tensor],
+    *,
+    bos_id: int = BOS_ID,
+    pad_id: int = PAD_ID,
+    label_smoothing: float = 0.0,
+) -> tuple[Tensor, int]:
+    """Teacher-forced cross-entropy of an encoder-decoder: ``model(src, shift_right(tgt))`` against ``tgt``.
+
+    Shape:
+        batch: ``src (B, S)``, ``tgt (B, L)`` (targets end in EOS, padded with ``pad_id``).
+
+    Returns:
+        ``(mean loss over non-pad target tokens, number of non-pad target tokens)``.
+    """
+    src, tgt = batch
+    logits = model(src, shift_right(tgt, bos_id))  # (B, L, V)
+    return sequence_cross_entropy(logits, tgt, pad_id, label_smoothing), int((tgt != pad_id).sum())
+
+
+def lm_loss(model: nn.Module, batch: tuple[Tensor, Tensor]) -> tuple[Tensor, int]:
+    """Next-token cross-entropy of a language model: ``model(x)`` against ``y`` (``y`` is ``x`` moved by one).
+
+    Shape:
+        batch: ``x (B, L)``, ``y (B, L)``.
+
+    Returns:
+        ``(mean loss in nats per token, B·L)``.
+    """
+    x, y = batch
+    logits = model(x)  # (B, L, V)
+    return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1)), y.numel()
+
+
+def to_device(batch: Any, device: torch.device | str) -> Any:
+    """Move every tensor in a (nested) tuple/list/dict to ``device``; other values pass through."""
+    if isinstance(batch, Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(to_device(b, device) for b in batch)
+    if isinstance(batch, dict):
+        return {k: to_device(v, device) for k, v in batch.items()}
+    return batch
+
+
+# ----------------------------------------------------------------------------------------------- the loop
+def train(
+    model: nn.Module,
+    batches: Iterable[Any],
+    loss_fn: Callable[[nn.Module, Any], tuple[Tensor, int]],
+    *,
+    optimizer: torch.optim.Optimizer | None = None,
+    lr: float = 1e-3,
+    scheduler: torch.optim.lr_scheduler.LRScheduler | None = None,
+    max_steps: int | None = None,
+    max_epochs: float | None = None,
+    time_budget_s: float | None = None,
+    clip_grad_norm: float | None = 1.0,
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+    eval_every: int | None = None,
+    device: torch.device | str | None = None,
+    seed: int | None = 0,
+    progress: bool = True,
+    desc: str = "train",
+) -> History:
+    """Train ``model`` until the first of ``max_steps``, ``max_epochs`` or ``time_budget_s`` runs out.
+
+    Each step: ``loss, n = loss_fn(model, batch)``, backward, clip the global gradient norm to
+    ``clip_grad_norm`` (Pascanu et al. 2013), ``optimizer.step()``, ``scheduler.step()``. ``batches`` is
+    iterated again for each epoch (a list, or a re-iterable such as :class:`tformer.data.text.PairBatches`, which
+    reshuffles per epoch). ``evaluate(model)`` runs in ``eval()`` mode under ``torch.no_grad()`` every
+    ``eval_every`` steps, or at the end of every epoch when ``eval_every`` is None, and once at the end; its time
+    does not count against ``time_budget_s``.
+
+    Args:
+        model: any ``nn.Module``; moved to ``device``.
+        batches: re-iterable of batches (tensors or nested tuples/dicts of tensors).
+        loss_fn: ``(model, batch) -> (mean loss tensor, tokens in batch)``, e.g. :func:`seq2seq_loss`.
+        optimizer: default Adam(lr, betas=(0.9, 0.98), eps=1e-9) as in Vaswani et al. §5.3.
+        lr: learning rate of the default optimiser.
+        scheduler: stepped once per optimiser step, e.g. :func:`warmup_schedule`.
+        max_steps, max_epochs, time_budget_s: budgets (at least one); seconds of training time.
+        clip_grad_norm: max global gradient norm, or None for no clipping.
+        evaluate: ``model -> {metric: value}``.
+        eval_every: steps between evaluations (None: once per epoch).
+        device: default :func:`tformer.book.environment.get_device` (CUDA when present, else CPU).
+        seed: seeds Python, NumPy and torch before the first step (dropout, data order); None leaves them.
+        progress: show a tqdm text bar (on stderr, in Jupyter and in a terminal alike).
+        desc: the progress bar's label.
+
+    Returns:
+        A :class:`History`.
+
+    Raises:
+        ValueError: if no budget is given, a budget is not positive, the batches are empty, or the loss is
+            not finite (the message names the step).
+    """
+    if max_steps is None and max_epochs is None and time_budget_s is None:
+        raise ValueError("budget: give at least one of max_steps, max_epochs, time_budget_s")
+    for name, value in (
+        ("max_steps", max_steps),
+        ("max_epochs", max_epochs),
+        ("time_budget_s", time_budget_s),
+    ):
+        if value is not None and value <= 0:
+            raise ValueError(f"{name}: expected a positive budget, got {value}")
+    if eval_every is not None and eval_every < 1:
+        raise ValueError(f"eval_every: expected >= 1 or None, got {eval_every}")
+    if device is None:
+        from tformer.book.environment import get_device
+
+        device = get_device()
+    if seed is not None:
+        seed_everything(seed)
+    model.to(device)
+    if optimizer is None:
+        optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
+
+    history = History()
+    start = time.perf_counter()
+    eval_time = 0.0
+
+    def run_eval() -> None:
+        nonlocal eval_time
+        if evaluate is None:
+            return
+        t0 = time.perf_counter()
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            metrics = {k: float(v) for k, v in evaluate(model).items()}
+        model.train(was_training)
+        history.eval_steps.append(history.steps)
+        history.eval_metrics.append(metrics)
+        eval_time += time.perf_counter() - t0
+
+    def out_of_time() -> bool:
+        return time_budget_s is not None and time.perf_counter() - start - eval_time >= time_budget_s
+
+    total = max_steps if max_steps is not None else None
+    # mininterval: each refresh becomes a stored notebook output, so refresh every few seconds, not 10× a second.
+    bar = tqdm(total=total, desc=desc, disable=not progress, leave=True, dynamic_ncols=True, mininterval=3.0)
+    model.train()
+    stop_reason = ""
+    epoch = 0
+    while not stop_reason:
+        seen = 0
+        n_batches = len(batches) if hasattr(batches, "__len__") else None  # type: ignore[arg-type]
+        for batch in batches:
+            seen += 1
+            batch = to_device(batch, device)
+            loss, n_tokens = loss_fn(model, batch)
+            if not torch.isfinite(loss):
+                bar.close()
+                raise ValueError(
+                    f"loss: not finite ({float(loss.detach())}) at step {history.steps + 1}; lower the lr?"
+                )
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if clip_grad_norm is not None:
+                nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
+            history.learning_rates.append(float(optimizer.param_groups[0]["lr"]))
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            history.steps += 1
+            history.tokens += int(n_tokens)
+            history.losses.append(float(loss.detach()))
+            history.epochs = epoch + (seen / n_batches if n_batches else 0.0)
+            bar.update(1)
+            if history.steps % 10 == 0 or history.steps == 1:
+                bar.set_postfix(loss=f"{history.losses[-1]:.3f}", refresh=False)
+            if eval_every is not None and history.steps % eval_every == 0:
+                run_eval()
+            if max_steps is not None and history.steps >= max_steps:
+                stop_reason = "max_steps"
+            elif max_epochs is not None and n_batches and history.epochs >= max_epochs:
+                stop_reason = "max_epochs"
+            elif out_of_time():
+                stop_reason = "time_budget"
+            if stop_reason:
+                break
+        if seen == 0:
+            bar.close()
+            raise ValueError("batches: empty, there is nothing to train on")
+        if seen == n_batches or not stop_reason:  # a full pass
+            epoch += 1
+            history.epochs = float(epoch)
+            if not stop_reason and max_epochs is not None and epoch >= max_epochs:
+                stop_reason = "max_epochs"
+            if eval_every is None and not stop_reason:
+                run_eval()
+    bar.close()
+    history.train_time_s = time.perf_counter() - start - eval_time
+    if evaluate is not None and (not history.eval_steps or history.eval_steps[-1] != history.steps):
+        run_eval()
+    history.wall_time_s = time.perf_counter() - start
+    history.tokens_per_s = history.tokens / max(history.train_time_s, 1e-9)
+    history.stop_reason = stop_reason
+    return history
+
+
+# ----------------------------------------------------------------------------------------------- checkpoints
+def save_checkpoint(
+    path: str | Path,
+    model: nn.Module,
+    *,
+    optimizer: torch.optim.Optimizer | None = None,
+    history: History | None = None,
+    vocabs: dict[str, Vocab] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Save weights (and optionally optimiser state, history, vocabularies, plain extras) with ``torch.save``.
+
+    Everything is stored as tensors, numbers, strings, lists and dicts, so :func:`load_checkpoint` can use
+    ``weights_only=True``.
+    """
+    state: dict[str, Any] = {"model": model.state_dict()}
+    if optimizer is not None:
+        state["optimizer"] = optimizer.state_dict()
+    if history is not None:
+        state["history"] = history.to_dict()
+    if vocabs:
+        state["vocabs"] = {name: v.to_list() for name, v in vocabs.items()}
+    if extra:
+        state["extra"] = dict(extra)
+    torch.save(state, Path(path))
+
+
+def load_checkpoint(
+    path: str | Path,
+    model: nn.Module,
+    *,
+    optimizer: torch.optim.Optimizer | None = None,
+    vocabs: dict[str, Vocab] | None = None,
+    map_location: torch.device | str = "cpu",
+) -> dict[str, Any]:
+    """Load a :func:`save_checkpoint` file into ``model`` (and ``optimizer``) with ``weights_only=True``.
+
+    Args:
+        vocabs: the vocabularies the caller will encode with; each is compared with the one stored under the
+            same name, so a model is never fed ids from another vocabulary.
+
+    Returns:
+        The stored dict (``"history"`` as a :class:`History` when present, ``"extra"``, ``"vocabs"`` as
+        :class:`Vocab`).
+
+    Raises:
+        ValueError: if a given vocabulary differs from (or is missing in) the stored one, or the weights do not
+            fit the model (different sizes, e.g. a different vocabulary size).
+    """
+    state = torch.load(Path(path), map_location=map_location, weights_only=True)
+    stored = {name: Vocab(tokens) for name, tokens in state.get("vocabs", {}).items()}
+    for name, vocab in (vocabs or {}).items():
+        if name not in stored:
+            raise ValueError(
+                f"vocabs: checkpoint {path} stores no vocabulary named {name!r} (has {sorted(stored)})"
+            )
+        if stored[name] != vocab:
+            raise ValueError(
+                f"vocabs[{name!r}]: mismatched vocabulary, checkpoint has {len(stored[name])} tokens, "
+                f"given {len(vocab)}; encode with the checkpoint's vocabulary"
+            )
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as err:
+        raise ValueError(
+            f"model: checkpoint {path} does not fit this model (mismatched sizes?): {err}"
+        ) from err
+    if optimizer is not None and "optimizer" in state:
+        optimizer.load_state_dict(state["optimizer"])
+    if "history" in state:
+        state["history"] = History.from_dict(state["history"])
+    state["vocabs"] = stored
+    return state
