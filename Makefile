@@ -10,10 +10,14 @@ NBVAL := --nbval --nbval-current-env --nbval-cell-timeout 900 --nbval-sanitize-w
 # Two notebooks run at once on two cores: one torch thread per kernel avoids oversubscription (which slowed
 # small models ~10x), and `make sync` uses the same setting so stored outputs come from the same arithmetic.
 ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# Chapters that run in under 30 s. `make test` runs them a second time with torch's default thread count, as a
+# reader's `pytest --nbval` on a laptop would: a stored output must not depend on the thread count.
+FAST := 00 03 04 05 06 07 08 09 12 13
+FAST_NB := $(foreach n,$(FAST),$(wildcard notebooks/$(n)_*.ipynb))
 # Running as root (containers, CI) needs --allow-root; a normal user does not.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install lab test test-unit test-notebooks check-notebooks html screenshots check-newest sync colab lint clean
+.PHONY: install lab test test-unit test-notebooks test-notebooks-threads check-notebooks html screenshots check-newest sync colab lint clean
 
 install: $(STAMP)
 
@@ -28,8 +32,13 @@ $(STAMP): requirements.txt pyproject.toml
 lab: $(STAMP)
 	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(ROOT_FLAG)
 
-## make test: pairing check, unit tests, then nbval (strict) on every notebook.
-test: $(STAMP) check-notebooks test-unit test-notebooks
+## make test: pairing check, unit tests, the fast chapters at the default thread count, then nbval (strict) on
+## every notebook; fails if the run changed any file in the checkout (the tests never rewrite tracked files).
+test: $(STAMP)
+	@before=$$($(BIN)/python tools/tree_state.py) && \
+	$(MAKE) --no-print-directory check-notebooks test-unit test-notebooks-threads test-notebooks && \
+	after=$$($(BIN)/python tools/tree_state.py) && \
+	if [ "$$before" != "$$after" ]; then echo "make test changed files in the checkout:"; git status --short; exit 1; fi
 
 check-notebooks: $(STAMP)
 	$(BIN)/python tools/check_pairs.py notebooks
@@ -41,6 +50,10 @@ test-unit: $(STAMP)
 ## make test-notebooks [NB=notebooks/05_hand_calculation.py]: nbval on every stored notebook, or on NB's only.
 test-notebooks: $(STAMP)
 	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) -p tools.notebook_times $(NB:.py=.ipynb)
+
+## make test-notebooks-threads: the fast chapters again, serially, with torch's default thread count.
+test-notebooks-threads: $(STAMP)
+	$(BIN)/python -m pytest -q $(NBVAL) $(FAST_NB)
 
 ## make html: export the stored notebooks (no execution) to an offline HTML book in build/html/.
 html: $(STAMP)

@@ -127,6 +127,8 @@ def below(value: float, limit: float) -> str:
         TypeError: if ``value`` or ``limit`` is not a real number.
         ValueError: if ``limit`` is not positive, or ``abs(value) >= limit`` (or ``value`` is NaN).
     """
+    if hasattr(value, "detach"):  # a tensor that may require grad: float() of it would warn
+        value = value.detach()
     try:
         number, bound = float(value), float(limit)
     except (TypeError, ValueError):
