@@ -156,12 +156,14 @@ def beam_search(
       Eq. 14; length counts EOS) and kept if it beats the row's best finished hypothesis so far;
     - the best K candidates of the pool that do not end in EOS are the next live beams.
 
-    P = 2K − 1 is the smallest pool that keeps a finished hypothesis ranked just behind the K survivors (so
-    the toy of issue 16 finds "F EOS" with K = 2) while ``beam_size=1`` stays exactly greedy search (a pool of
-    one: the search ends with greedy's EOS). A row stops when no live beam can beat its best finished
-    hypothesis: log probabilities are ≤ 0 and the penalty grows with length, so a live beam with score s can
-    at best reach s / ((5 + max_len) / 6)^α. Stopping there never changes the answer. The search ends when
-    every row has stopped, or after ``max_len`` tokens.
+    P = 2K − 1 is the smallest pool that, for K ≥ 2, also catches a finished hypothesis ranked just behind the
+    K best candidates (rank K + 1, where a search that only looked at the best K would drop it), while
+    ``beam_size=1`` stays exactly greedy search (a pool of one: the search ends at greedy's EOS).
+
+    A row stops when no live beam can beat its best finished hypothesis: log probabilities are ≤ 0 and the
+    penalty grows with length, so a live beam with score s can at best reach s / ((5 + max_len) / 6)^α.
+    Stopping there never changes the answer. The search ends when every row has stopped, or after
+    ``max_len`` tokens.
 
     Args:
         model, src, max_len, bos_id, eos_id: as :func:`greedy_decode`.
