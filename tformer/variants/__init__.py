@@ -1,4 +1,4 @@
-"""Changes to the 2017 design: cheaper attention (chapter 13) and the pieces of a 2024 decoder block (issue 16).
+"""Changes to the 2017 design: cheaper attention (chapter 13) and the pieces of a 2024 decoder block.
 
 - ``efficient``: grouped-query / multi-query attention, sliding-window masks, linear attention.
 - ``moe``: a mixture-of-experts feed-forward layer with top-k routing.

@@ -1,4 +1,4 @@
-"""ALiBi: attention with linear biases instead of position embeddings (issue 16 §4; chapter 08's extrapolation).
+"""ALiBi: attention with linear biases instead of position embeddings (no chapter uses it yet).
 
 Press et al. 2022, "Train Short, Test Long: Attention with Linear Biases Enables Input Length Extrapolation",
 §3: no position is added to the embeddings; instead each head h adds ``-m_h · (i - j)`` to the score of query
