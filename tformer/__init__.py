@@ -23,7 +23,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         models.py            the three families: encoder-decoder, decoder-only, encoder-only (10, 11)
         decoding.py          greedy, beam search, sampling (10, 11)
         baselines/           what came before: rnn, seq2seq_rnn (01, 02)
-        variants/            changes to the 2017 design: efficient (GQA, windows, linear), moe (13)
+        variants/            changes to the 2017 design: efficient (GQA, windows, linear), moe (13);
+                             a 2024 block's pieces: rmsnorm, swiglu, alibi
         data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task
         training/            teacher_forcing, the train loop, metrics
         analysis/            complexity: cost formulas and the tools that measure them (12)
@@ -55,8 +56,11 @@ from tformer.positional import (
     sinusoidal_positional_encoding,
 )
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
+from tformer.variants.alibi import alibi_bias, alibi_slopes
 from tformer.variants.efficient import GroupedQueryAttention, LinearAttention, sliding_window_mask
 from tformer.variants.moe import MixtureOfExperts
+from tformer.variants.rmsnorm import RMSNorm
+from tformer.variants.swiglu import SwiGLUFeedForward, swiglu_hidden_width
 
 __version__ = "0.1.0"
 
@@ -78,10 +82,14 @@ __all__ = [
     "LinearAttention",
     "MixtureOfExperts",
     "MultiHeadAttention",
+    "RMSNorm",
     "RotaryEmbedding",
     "Seq2SeqRNN",
     "SinusoidalPositionalEncoding",
+    "SwiGLUFeedForward",
     "Transformer",
+    "alibi_bias",
+    "alibi_slopes",
     "as_key_padding",
     "attention_mask_for_heads",
     "beam_search",
@@ -96,4 +104,5 @@ __all__ = [
     "shift_right",
     "sinusoidal_positional_encoding",
     "sliding_window_mask",
+    "swiglu_hidden_width",
 ]

@@ -125,6 +125,15 @@ def _length_penalty(lengths: Tensor, alpha: float) -> Tensor:
     return ((5.0 + lengths) / 6.0) ** alpha
 
 
+def _check_length_penalty(length_penalty: object) -> float:
+    """Return α as a float; the stopping bound of :func:`beam_search` needs a penalty that grows with length."""
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
+        raise TypeError(f"length_penalty: expected a number >= 0, got {type(length_penalty).__name__}")
+    if not length_penalty >= 0:  # also refuses NaN
+        raise ValueError(f"length_penalty: expected a number >= 0, got {length_penalty}")
+    return float(length_penalty)
+
+
 @torch.no_grad()
 def beam_search(
     model: Any,
@@ -136,22 +145,36 @@ def beam_search(
     *,
     length_penalty: float = 0.6,
 ) -> Tensor:
-    """Beam search: keep the ``beam_size`` most probable prefixes per source, return the best finished one.
+    """Beam search: follow the ``beam_size`` most probable prefixes per source, return the best finished one.
 
-    At every step each alive beam is extended by every token; the K best of the K·V candidates (by summed log
-    probability) survive. A beam that emits EOS is frozen: it keeps its score and is extended only by padding.
-    The search stops when all K beams of every row are finished, or after ``max_len`` tokens. The winner is
-    chosen by score / ((5 + length) / 6)^length_penalty (Wu et al. 2016), which offsets the bias toward short
-    outputs; ``length_penalty=0`` ranks by raw log probability. ``beam_size=1`` is exactly greedy search.
+    Finished hypotheses live in their own store, apart from the K live beams, so a hypothesis that has emitted
+    EOS is never pushed out by live beams that score better so far (as in the searches of GNMT and fairseq).
+    At every step each live beam is extended by every token and the best P = 2K − 1 of the K·V candidates (by
+    summed log probability) form the pool:
+
+    - a candidate ending in EOS is finished; it is scored score / ((5 + length) / 6)^α (Wu et al. 2016, §7,
+      Eq. 14; length counts EOS) and kept if it beats the row's best finished hypothesis so far;
+    - the best K candidates of the pool that do not end in EOS are the next live beams.
+
+    P = 2K − 1 is the smallest pool that, for K ≥ 2, also catches a finished hypothesis ranked just behind the
+    K best candidates (rank K + 1, where a search that only looked at the best K would drop it), while
+    ``beam_size=1`` stays exactly greedy search (a pool of one: the search ends at greedy's EOS).
+
+    A row stops when no live beam can beat its best finished hypothesis: log probabilities are ≤ 0 and the
+    penalty grows with length, so a live beam with score s can at best reach s / ((5 + max_len) / 6)^α.
+    Stopping there never changes the answer. The search ends when every row has stopped, or after
+    ``max_len`` tokens.
 
     Args:
         model, src, max_len, bos_id, eos_id: as :func:`greedy_decode`.
         beam_size: K ≥ 1. Beams without a finite-score candidate (K larger than the live candidates) keep
             score -inf and are never returned.
-        length_penalty: α ≥ 0 above.
+        length_penalty: α ≥ 0 above; ``0`` ranks by raw log probability.
 
     Returns:
-        ``(B, L)`` with ``L ≤ max_len``: the best hypothesis per row, EOS then ``model.pad_id`` padding.
+        ``(B, L)`` with ``L ≤ max_len``: per row the best finished hypothesis, EOS then ``model.pad_id``
+        padding. A row returns an unfinished hypothesis (``max_len`` tokens, no EOS: the live beam with the
+        best score) only when the search finished none.
 
     As in :func:`greedy_decode`, ``model.pad_id`` is never generated and ``max_len`` is capped at
     ``model.max_len``. Source: the beam search of Sutskever et al. 2014, §3.2, as used by Vaswani et al. 2017,
@@ -161,49 +184,67 @@ def beam_search(
         ``src (B, S) -> (B, L)`` int64; internally ``B·K`` rows.
 
     Raises:
-        TypeError / ValueError: if ``beam_size`` is not an int >= 1, or as :func:`greedy_decode`.
+        TypeError / ValueError: if ``beam_size`` is not an int >= 1, ``length_penalty`` is not a number >= 0,
+            or as :func:`greedy_decode`.
     """
     max_len = _check_decode_args(model, src, max_len, bos_id, eos_id)
     K = check_int("beam_size", beam_size, 1)
+    alpha = _check_length_penalty(length_penalty)
     B, device, pad_id = src.shape[0], src.device, model.pad_id
     memory = model.encode(src).repeat_interleave(K, dim=0)  # (B·K, S, D): beam k of row b at b·K + k
     src_padding = (src != pad_id).repeat_interleave(K, dim=0)  # (B·K, S)
     cache = model.new_cache()
-    ys = torch.full((B * K, 1), bos_id, dtype=torch.long, device=device)  # (B·K, 1)
     dtype = torch.promote_types(memory.dtype, torch.float32)  # score in at least float32
+    row_start = torch.arange(B, device=device)[:, None] * K  # (B, 1): flat index of each row's first beam
+    ys = torch.full((B * K, 1), bos_id, dtype=torch.long, device=device)  # (B·K, 1)
     scores = torch.zeros(B, K, dtype=dtype, device=device)  # (B, K); all but one beam start at -inf
     scores[:, 1:] = float("-inf")
     scores = scores.view(-1)  # (B·K,)
-    finished = torch.zeros(B * K, dtype=torch.bool, device=device)  # (B·K,)
-    for _ in range(max_len):
+    # the finished store: per row, the best finished hypothesis so far and its normalised score
+    best_score = torch.full((B,), float("-inf"), dtype=dtype, device=device)  # (B,)
+    best_tokens = torch.full((B, max_len), pad_id, dtype=torch.long, device=device)  # (B, max_len)
+    done = torch.zeros(B, dtype=torch.bool, device=device)  # (B,)
+    best_reachable = _length_penalty(torch.tensor(float(max_len), dtype=dtype), alpha)  # penalty at max_len
+    for step in range(1, max_len + 1):
         logits = model.decode(ys[:, -1:], memory, src_padding, cache=cache)[:, -1]  # (B·K, V)
         logits = logits.to(dtype)  # (B·K, V), a copy when dtype differs
         V = logits.shape[-1]
         _check_eos(eos_id, V)
         logits = logits.index_fill(-1, torch.tensor([pad_id], device=device), float("-inf"))  # PAD: never a token
         log_probs = torch.log_softmax(logits, dim=-1)  # (B·K, V), over the real tokens
-        # a finished beam has exactly one continuation, PAD, at no cost
-        frozen = torch.full_like(log_probs, float("-inf"))
-        frozen[:, pad_id] = 0.0
-        log_probs = torch.where(finished[:, None], frozen, log_probs)
         candidates = (scores[:, None] + log_probs).view(B, K * V)  # (B, K·V)
-        top_scores, top_index = candidates.topk(K, dim=-1)  # (B, K) each
-        beam = top_index // V  # (B, K): which beam each survivor extends
-        token = top_index % V  # (B, K): with which token
-        rows = (torch.arange(B, device=device)[:, None] * K + beam).view(-1)  # (B·K,) flat beam indices
-        ys = torch.cat([ys[rows], token.view(-1, 1)], dim=1)  # (B·K, t + 1)
-        finished = finished[rows] | (token.view(-1) == eos_id)  # (B·K,)
-        scores = top_scores.view(-1)  # (B·K,)
+        pool_scores, pool_index = candidates.topk(min(2 * K - 1, K * V), dim=-1)  # (B, P) each
+        ends = (pool_index % V == eos_id) & pool_scores.isfinite()  # (B, P): finished candidates
+
+        # finished candidates go to the store: keep the row's best, by normalised score
+        penalty = _length_penalty(torch.tensor(float(step), dtype=dtype), alpha)
+        finished = torch.where(ends, pool_scores / penalty, float("-inf"))  # (B, P)
+        step_best, step_arg = finished.max(dim=1)  # (B,) each
+        better = (step_best > best_score) & ~done  # (B,)
+        if bool(better.any()):
+            parent = row_start[:, 0] + pool_index.gather(1, step_arg[:, None])[:, 0] // V  # (B,) its beam
+            found = torch.cat([ys[parent, 1:], torch.full((B, 1), eos_id, device=device)], dim=1)  # (B, step)
+            best_tokens[better, :step] = found[better]
+            best_score = torch.where(better, step_best, best_score)
+
+        # the best K candidates that do not end in EOS live on
+        live_scores, live_pos = pool_scores.masked_fill(ends, float("-inf")).topk(K, dim=-1)  # (B, K) each
+        live_index = pool_index.gather(1, live_pos)  # (B, K) into the K·V candidates
+        rows = (row_start + live_index // V).view(-1)  # (B·K,) which beam each survivor extends
+        ys = torch.cat([ys[rows], (live_index % V).view(-1, 1)], dim=1)  # (B·K, step + 1)
+        scores = live_scores.view(-1)  # (B·K,)
         reorder_cache(cache, rows)
-        if bool(finished.all()):
+
+        # a row is done when even its best live beam, at the most favourable length, cannot beat its best
+        done |= best_score >= live_scores[:, 0] / best_reachable  # live_scores is sorted: [:, 0] is the best
+        if bool(done.all()):
             break
-    out = ys[:, 1:]  # (B·K, L) drop BOS
-    lengths = (out != pad_id).sum(dim=1).to(scores.dtype)  # (B·K,) tokens incl. EOS
-    normalised = (scores / _length_penalty(lengths, length_penalty)).view(B, K)  # (B, K)
-    best = torch.arange(B, device=device) * K + normalised.argmax(dim=1)  # (B,)
-    out = out[best]  # (B, L)
-    keep = int((out != pad_id).any(dim=0).nonzero().max()) + 1 if bool((out != pad_id).any()) else 1
-    return out[:, :keep]
+    unfinished = ~best_score.isfinite()  # (B,) rows that finished no hypothesis: return their best live beam
+    if bool(unfinished.any()):
+        live = ys[row_start[:, 0], 1:]  # (B, step): beam 0 is the best (sorted by topk)
+        best_tokens[unfinished, : live.shape[1]] = live[unfinished]
+    keep = int((best_tokens != pad_id).any(dim=0).nonzero().max()) + 1 if bool((best_tokens != pad_id).any()) else 1
+    return best_tokens[:, :keep]
 
 
 def sample_next_token(

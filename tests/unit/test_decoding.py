@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Callable
 
 import pytest
 import torch
 from torch.testing import assert_close
 
+from tformer.attention import KVCache
 from tformer.decoding import beam_search, greedy_decode, sample_next_token
 from tformer.models import Transformer
 
@@ -99,13 +102,13 @@ def test_wide_beam_finds_the_exhaustive_optimum_and_beats_greedy() -> None:
     with torch.no_grad():
         model.output.bias[PAD] = model.output.bias[BOS] = float("-inf")
     src, max_len = _sources()[:2], 4
-    # every hypothesis: k real tokens then EOS (k < max_len), or max_len real tokens: 15 + 16 = 31
+    # every finished hypothesis: k real tokens then EOS (k < max_len), 15 of them; the 16 sequences of max_len
+    # real tokens are unfinished, and beam search returns a finished hypothesis whenever it has one
     hyps = [(*p, EOS) for k in range(max_len) for p in itertools.product((3, 4), repeat=k)]
-    hyps += list(itertools.product((3, 4), repeat=max_len))
     scores = [{h: _sequence_score(model, src[b : b + 1], h) for h in hyps} for b in range(2)]
     winners = set()
     for alpha in (0.0, 1.0, 3.0):
-        out = beam_search(model, src, 32, max_len, BOS, EOS, length_penalty=alpha)  # 32 beams hold all 31
+        out = beam_search(model, src, 32, max_len, BOS, EOS, length_penalty=alpha)  # 32 beams hold every prefix
         for b in range(2):
             best = max(hyps, key=lambda h: scores[b][h] / ((5 + len(h)) / 6) ** alpha)
             winners.add(best)
@@ -114,7 +117,8 @@ def test_wide_beam_finds_the_exhaustive_optimum_and_beats_greedy() -> None:
     assert len(winners) >= 3  # the length penalty really changes the answer
     greedy = tuple(greedy_decode(model, src[:1], max_len, BOS, EOS)[0].tolist())
     best_raw = max(hyps, key=lambda h: scores[0][h])
-    assert scores[0][best_raw] > scores[0][greedy] + 0.1  # greedy misses the most probable sequence
+    greedy_score = _sequence_score(model, src[:1], greedy)  # greedy may end unfinished, outside ``hyps``
+    assert scores[0][best_raw] > greedy_score + 0.1  # greedy misses the most probable sequence
 
 
 def test_beam_search_rows_are_well_formed() -> None:
@@ -209,3 +213,152 @@ def test_empty_batch_and_sample_next_token_argument_errors() -> None:
         sample_next_token(torch.randn(1, 5), "1")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"temperature: expected >= 0, got nan"):
         sample_next_token(torch.randn(1, 5), float("nan"))
+
+
+# --- issue 16: beam search keeps the finished hypotheses it finds --------------------------------------------
+
+Table = Callable[[tuple[int, ...]], dict[int, float]]  # prefix (generated tokens, no BOS) -> next-token probs
+
+
+class PrefixTable:
+    """A stand-in model whose next-token distribution depends only on the prefix generated so far.
+
+    Row b of ``src`` holds ``[i + 1]``: it is decoded with ``tables[i]``. The prefix is read back from the
+    cache (the token ids are stored as its keys), so beam search's ``reorder_cache`` moves it with its beam.
+    """
+
+    pad_id = PAD
+
+    def __init__(self, tables: list[Table], vocab: int) -> None:
+        self.tables, self.vocab = tables, vocab
+
+    def encode(self, src: torch.Tensor) -> torch.Tensor:
+        return (src[:, :1] - 1).double()[:, :, None]  # (B, 1, 1): which table
+
+    def new_cache(self) -> list[KVCache]:
+        return [KVCache()]
+
+    def decode(self, tgt_in, memory, src_padding, cache=None):
+        step = tgt_in[:, None, :, None].double()  # (N, 1, 1, 1)
+        tokens = cache[0].update(step, step)[0][:, 0, :, 0].long()  # (N, t): BOS and the tokens so far
+        logits = torch.full((len(tokens), 1, self.vocab), float("-inf"), dtype=torch.float64)
+        for n, row in enumerate(tokens.tolist()):
+            for token, p in self.tables[int(memory[n, 0, 0])](tuple(row[1:])).items():
+                logits[n, 0, token] = math.log(p)
+        return logits
+
+
+A, F, B_, C, D = 3, 4, 5, 6, 7  # the issue's toy vocabulary (1 BOS, 2 EOS)
+
+
+def _issue_toy(prefix: tuple[int, ...]) -> dict[int, float]:
+    if prefix == ():
+        return {A: 0.9, F: 0.1}
+    if prefix == (F,):
+        return {EOS: 1.0}
+    if prefix == (A,):
+        return {B_: 0.5, C: 0.5}
+    if prefix[0] == A:
+        return {EOS: 0.1, B_: 0.3, C: 0.3, D: 0.3}
+    return {EOS: 1.0}  # prefixes the search never scores (after F, or filler beams with score -inf)
+
+
+def _normalised(table: Table, tokens: tuple[int, ...], alpha: float) -> float:
+    """Summed log probability of ``tokens`` under ``table``, over the GNMT penalty ((5 + |Y|) / 6)^α."""
+    score = sum(math.log(table(tokens[:i]).get(t, 0.0) or 1e-300) for i, t in enumerate(tokens))
+    return score / ((5 + len(tokens)) / 6) ** alpha
+
+
+def _tokens(row: list[int]) -> tuple[int, ...]:
+    return tuple(t for t in row if t != PAD)
+
+
+def test_beam_search_keeps_a_finished_hypothesis_pushed_out_of_the_beam() -> None:
+    """Issue 16: "F EOS" finishes at step 2 but ranks third; the live "A …" beams score better for a few steps,
+    then never finish as well. The old search let them push "F EOS" out and returned 8 tokens with no EOS."""
+    model, src = PrefixTable([_issue_toy], vocab=8), torch.tensor([[1]])
+    for K in (2, 3):
+        out = beam_search(model, src, K, 8, BOS, EOS, length_penalty=0.6)
+        assert out.tolist() == [[F, EOS]]
+        assert round(_normalised(_issue_toy, (F, EOS), 0.6), 2) == -2.10
+    # the best 8-token continuation of "A" scores worse, finished or not
+    assert _normalised(_issue_toy, (A, B_, B_, B_, B_, B_, B_, B_), 0.6) < -2.10
+    assert _normalised(_issue_toy, (A, B_, EOS), 0.6) < -2.10
+    # K = 1 is greedy: A, then 8 tokens without EOS. B, C and D tie after A, and argmax and topk may break the
+    # tie differently, so compare scores here; the random tables below (no ties) compare tokens.
+    greedy = _tokens(greedy_decode(model, src, 8, BOS, EOS)[0].tolist())
+    beam1 = _tokens(beam_search(model, src, 1, 8, BOS, EOS, length_penalty=0.6)[0].tolist())
+    assert len(greedy) == len(beam1) == 8 and EOS not in beam1 and beam1[0] == A
+    assert _normalised(_issue_toy, beam1, 0.6) == pytest.approx(_normalised(_issue_toy, greedy, 0.6), abs=1e-12)
+
+
+def _random_table(seed: int, real: tuple[int, ...], max_len: int) -> Table:
+    """Next-token probabilities over ``real`` + EOS for every prefix of up to ``max_len`` real tokens, drawn
+    from a softmax of Gaussian logits (scale 2, so some steps are confident and some are not)."""
+    g = torch.Generator().manual_seed(seed)
+    options = (*real, EOS)
+    table = {}
+    for n in range(max_len):
+        for prefix in itertools.product(real, repeat=n):
+            probs = torch.softmax(2.0 * torch.randn(len(options), generator=g, dtype=torch.float64), dim=0)
+            table[prefix] = dict(zip(options, probs.tolist(), strict=True))
+    return lambda prefix: table.get(prefix, {EOS: 1.0})
+
+
+def _reference_beam(table: Table, K: int, max_len: int, alpha: float) -> tuple[list, list]:
+    """The documented rule, in plain Python and without early stopping: every step, the best 2K − 1 extensions
+    of the live beams form the pool; those ending in EOS are finished, the best K others live on.
+
+    Returns (finished, live): lists of (tokens, score); a finished score is normalised, a live one is raw.
+    """
+    live: list[tuple[tuple[int, ...], float]] = [((), 0.0)]
+    finished = []
+    for step in range(1, max_len + 1):
+        extensions = [((*p, t), s + math.log(q)) for p, s in live for t, q in table(p).items() if q > 0]
+        pool = sorted(extensions, key=lambda c: -c[1])[: 2 * K - 1]
+        finished += [(c, s / ((5 + step) / 6) ** alpha) for c, s in pool if c[-1] == EOS]
+        live = [(c, s) for c, s in pool if c[-1] != EOS][:K]
+    return finished, live
+
+
+@pytest.mark.parametrize("seed", range(36))
+def test_beam_search_returns_the_best_finished_hypothesis_it_generated(seed: int) -> None:
+    real, max_len = (3, 4, 5), 4
+    tables = [_random_table(100 * seed + b, real, max_len) for b in range(3)]
+    model = PrefixTable(tables, vocab=6)
+    src = torch.tensor([[1], [2], [3]])  # three rows, three tables, one batched search
+    alpha = (0.0, 0.6, 1.5)[seed % 3]
+    K = (1, 2, 3, 4)[seed % 4]
+    out = beam_search(model, src, K, max_len, BOS, EOS, length_penalty=alpha)
+    for b, table in enumerate(tables):
+        got = _tokens(out[b].tolist())
+        finished, live = _reference_beam(table, K, max_len, alpha)
+        if finished:  # the best finished hypothesis of the whole search, early stopping notwithstanding
+            expected, best = max(finished, key=lambda h: h[1])
+            assert got == expected
+            assert _normalised(table, got, alpha) == pytest.approx(best, abs=1e-12)
+        else:  # no finished hypothesis: the best live beam at max_len, no EOS
+            assert got == max(live, key=lambda h: h[1])[0] and EOS not in got
+        # 64 beams hold every prefix (27 of length 3; a pool of 127 ≥ 4·27 extensions): the search is exhaustive
+        every = [(*p, EOS) for n in range(max_len) for p in itertools.product(real, repeat=n)]
+        optimum = max(every, key=lambda h: _normalised(table, h, alpha))
+        wide = _tokens(beam_search(model, src[b : b + 1], 64, max_len, BOS, EOS, length_penalty=alpha)[0].tolist())
+        assert wide == optimum
+        assert _normalised(table, optimum, alpha) >= _normalised(table, got, alpha) - 1e-12 or EOS not in got
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 2.0])
+def test_beam_size_one_is_greedy_on_random_tables(alpha: float) -> None:
+    tables = [_random_table(7 + b, (3, 4, 5), 5) for b in range(12)]
+    model, src = PrefixTable(tables, vocab=6), torch.arange(1, 13)[:, None]
+    greedy = greedy_decode(model, src, 5, BOS, EOS)
+    assert bool((greedy == EOS).any(dim=1).any()) and not bool((greedy == EOS).any(dim=1).all())
+    assert torch.equal(beam_search(model, src, 1, 5, BOS, EOS, length_penalty=alpha), greedy)
+
+
+def test_length_penalty_must_be_a_non_negative_number() -> None:
+    model, src = PrefixTable([_issue_toy], vocab=8), torch.tensor([[1]])
+    with pytest.raises(ValueError, match=r"length_penalty: expected a number >= 0, got -0.5"):
+        beam_search(model, src, 2, 8, BOS, EOS, length_penalty=-0.5)
+    with pytest.raises(TypeError, match=r"length_penalty: expected a number >= 0, got str"):
+        beam_search(model, src, 2, 8, BOS, EOS, length_penalty="0.6")  # type: ignore[arg-type]

@@ -1,5 +1,15 @@
-"""Changes to the 2017 design that answer its costs (chapter 13).
+"""Changes to the 2017 design: cheaper attention (chapter 13) and the pieces of a 2024 decoder block.
 
 - ``efficient``: grouped-query / multi-query attention, sliding-window masks, linear attention.
 - ``moe``: a mixture-of-experts feed-forward layer with top-k routing.
+- ``rmsnorm``: :class:`RMSNorm`, root mean square normalisation (Zhang & Sennrich 2019).
+- ``swiglu``: :class:`SwiGLUFeedForward` and :func:`swiglu_hidden_width`, the gated FFN (Shazeer 2020) at
+  the 2017 FFN's parameter count, rounded as Llama does.
+- ``alibi``: :func:`alibi_slopes` and :func:`alibi_bias`, attention with linear biases (Press et al. 2022).
 """
+
+from tformer.variants.alibi import alibi_bias, alibi_slopes
+from tformer.variants.rmsnorm import RMSNorm
+from tformer.variants.swiglu import SwiGLUFeedForward, swiglu_hidden_width
+
+__all__ = ["RMSNorm", "SwiGLUFeedForward", "alibi_bias", "alibi_slopes", "swiglu_hidden_width"]
