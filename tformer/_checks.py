@@ -22,6 +22,7 @@ import torch
 from torch import Tensor
 
 __all__ = [
+    "check_activation",
     "check_bool",
     "check_choice",
     "check_divisible",
@@ -31,6 +32,7 @@ __all__ = [
     "check_probability",
     "check_tensor",
     "check_type",
+    "values_are_cheap",
 ]
 
 
@@ -208,7 +210,7 @@ def check_tensor(
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}: expected {wanted}, got {type(value).__name__}")
     if kind is not None and not _kind_ok(value, kind):
-        raise TypeError(f"{name}: expected {wanted}, got dtype {value.dtype}")
+        raise TypeError(f"{name}: expected {wanted}, got {value.dtype}")
     if dtype is not None:
         allowed = dtype if isinstance(dtype, tuple) else (dtype,)
         if value.dtype not in allowed:
@@ -228,10 +230,33 @@ def check_tensor(
         if nonempty:
             ok = ok and all(n >= 1 for n in tail)
         if not ok:
-            named = ", ".join(f"{x}={sizes[x]}" if x in sizes else x for x in letters)
+            named = ", ".join(f"{x}={sizes[x]}" if x in sizes else x for x in letters) + ("," if len(letters) == 1 else "")
             extra = " with every size >= 1" if nonempty else ""
             raise ValueError(f"{name}: expected shape ({named}){extra}, got {got}")
     return value
+
+
+def check_activation(name: str, x: object, shape: str, weight: Tensor, **sizes: int) -> Tensor:
+    """Return ``x`` if it is a floating-point activation of ``shape`` in the dtype of the module's ``weight``.
+
+    Under autocast the dtypes may differ (autocast casts at each op), so only the kind and shape are checked.
+
+    Raises:
+        TypeError: if ``x`` is not a floating-point tensor, or (outside autocast) its dtype is not ``weight``'s.
+        ValueError: if its shape is not ``shape`` (see :func:`check_tensor`).
+    """
+    autocast = isinstance(x, Tensor) and torch.is_autocast_enabled(x.device.type)
+    dtype = None if autocast else weight.dtype
+    return check_tensor(name, x, "float", shape, dtype=dtype, of="the parameters", **sizes)
+
+
+def values_are_cheap(t: Tensor) -> bool:
+    """True when checking ``t``'s values costs no host-device sync and no graph break.
+
+    That is, ``t`` lives on the CPU, is not empty, and no ``torch.compile`` trace is running. Value checks (ids
+    in range, lengths within bounds) run only then; elsewhere the values are trusted.
+    """
+    return t.device.type == "cpu" and t.numel() > 0 and not torch.compiler.is_compiling()
 
 
 def check_ids(name: str, ids: Tensor, size: int, *, letter: str = "V", pad_id: int | None = None) -> Tensor:
@@ -247,7 +272,7 @@ def check_ids(name: str, ids: Tensor, size: int, *, letter: str = "V", pad_id: i
     Raises:
         ValueError: ``tokens: expected ids in [0, V=10), got min 0, max 12``.
     """
-    if ids.device.type != "cpu" or ids.numel() == 0 or torch.compiler.is_compiling():
+    if not values_are_cheap(ids):
         return ids
     kept = ids if pad_id is None else ids.masked_fill(ids == pad_id, 0)
     low, high = int(kept.min()), int(kept.max())

@@ -205,7 +205,7 @@ def test_dropout_train_changes_weights_and_keeps_output_consistent():
         ({"key": torch.ones(4, 5, dtype=torch.float64)}, ValueError, r"key: expected shape \(\.\.\., S, Dh=3\), got \(4, 5\)"),
         ({"value": torch.ones(3, 6, dtype=torch.float64)}, ValueError, r"value: expected shape \(\.\.\., S=4, Dv\), got \(3, 6\)"),
         ({"query": torch.ones(3, dtype=torch.float64)}, ValueError, r"query: expected shape \(\.\.\., L, Dh\), got \(3,\)"),
-        ({"mask": torch.ones(2, 4)}, TypeError, r"mask: expected a bool tensor \(True = may attend\), got dtype torch.float32"),
+        ({"mask": torch.ones(2, 4)}, TypeError, r"mask: expected a bool tensor \(True = may attend\), got torch.float32"),
         ({"mask": torch.ones(3, 4, dtype=torch.bool)}, ValueError, r"mask: .*\(\.\.\., L, S\)=\(2, 4\).*got \(3, 4\)"),
         ({"mask": torch.ones(5, 2, 4, dtype=torch.bool)}, ValueError, r"mask: expected a shape broadcastable"),
         ({"dropout_p": 1.0}, ValueError, r"dropout_p: expected a number in \[0, 1\), got 1.0"),
