@@ -30,6 +30,7 @@ __all__ = [
     "check_int",
     "check_number",
     "check_probability",
+    "check_query_key_value",
     "check_tensor",
     "check_type",
     "values_are_cheap",
@@ -248,6 +249,22 @@ def check_activation(name: str, x: object, shape: str, weight: Tensor, **sizes: 
     autocast = isinstance(x, Tensor) and torch.is_autocast_enabled(x.device.type)
     dtype = None if autocast else weight.dtype
     return check_tensor(name, x, "float", shape, dtype=dtype, of="the parameters", **sizes)
+
+
+def check_query_key_value(query: object, key: object, value: object, weight: Tensor, *, keys: bool = True) -> None:
+    """Check an attention module's inputs: query ``(B, L, D)``, key and value ``(B, S, D)``, one B, one S.
+
+    D is ``weight.shape[1]`` (the projection's input width); every input must be floating point in ``weight``'s
+    dtype (see :func:`check_activation`). ``keys=False`` checks the query only (cached cross-attention).
+
+    Raises:
+        TypeError: on a non-tensor, non-float input or another dtype. ValueError: on another shape.
+    """
+    D = weight.shape[1]
+    q = check_activation("query", query, "(B, L, D)", weight, D=D)
+    if keys:
+        k = check_activation("key", key, "(B, S, D)", weight, B=q.shape[0], D=D)
+        check_activation("value", value, "(B, S, D)", weight, B=q.shape[0], S=k.shape[1], D=D)
 
 
 def values_are_cheap(t: Tensor) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_activation, check_divisible, check_int, check_probability, check_type
+from tformer._checks import check_divisible, check_int, check_probability, check_query_key_value, check_type
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
 from tformer.positional import RotaryEmbedding
@@ -192,19 +192,13 @@ class MultiHeadAttention(nn.Module):
             ValueError: on a wrong rank or width, mismatched batch or key/value lengths, a bad mask, or RoPE used
                 with different query and key lengths.
         """
-        check_activation("query", query, "(B, *, D)", self.w_q.weight, D=self.d_model)
+        cached = cache is not None and cache.static and cache.key is not None and cache.value is not None
+        check_query_key_value(query, key, value, self.w_q.weight, keys=not cached)
         B, L, _ = query.shape
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
-        if cache is not None and cache.static and cache.key is not None and cache.value is not None:
+        if cached:
             k, v = cache.key, cache.value  # (B, H, S, Dh): cross-attention memory projected on an earlier step
         else:
-            check_activation("key", key, "(B, *, D)", self.w_q.weight, D=self.d_model)
-            check_activation("value", value, "(B, *, D)", self.w_q.weight, D=self.d_model)
-            if key.shape[:2] != value.shape[:2] or key.shape[0] != B:
-                raise ValueError(
-                    f"key, value: expected (B={B}, S, D) each with the same S, "
-                    f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
-                )
             k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S_new, Dh)
             v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S_new, Dh)
             if self.rope is not None:

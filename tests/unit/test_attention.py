@@ -189,11 +189,11 @@ def test_bad_inputs_raise_naming_the_argument() -> None:
         attn(torch.ones(2, L, D, dtype=torch.long), x, x)
     with pytest.raises(TypeError, match="key"):
         attn(x, torch.ones(2, L, D, dtype=torch.long), x)
-    with pytest.raises(ValueError, match=r"query: expected shape \(B, \*, D=32\)"):
+    with pytest.raises(ValueError, match=r"query: expected shape \(B, L, D=32\), got \(2, 5, 33\)"):
         attn(torch.randn(2, L, D + 1), x, x)
     with pytest.raises(ValueError, match="query"):
         attn(torch.randn(L, D), x, x)
-    with pytest.raises(ValueError, match=r"key, value: expected \(B=2, S, D\) each with the same S"):
+    with pytest.raises(ValueError, match=r"value: expected shape \(B=2, S=5, D=32\), got \(2, 6, 32\)"):
         attn(x, x, torch.randn(2, L + 1, D))
     with pytest.raises(TypeError, match="mask"):
         attn(x, x, x, torch.zeros(L, L))  # a float (additive) mask is not silently accepted

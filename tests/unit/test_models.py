@@ -267,5 +267,5 @@ def test_generate_argument_types() -> None:
         model.generate([[1, 2]], 2)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"max_new_tokens: expected an int, got float"):
         model.generate(torch.tensor([[1, 2]]), 2.0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"temperature: expected >= 0, got nan"):
+    with pytest.raises(ValueError, match=r"temperature: expected a number >= 0, got nan"):
         model.generate(torch.tensor([[1, 2]]), 2, temperature=float("nan"))
