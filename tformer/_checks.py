@@ -181,7 +181,7 @@ def check_tensor(
     dtype: torch.dtype | tuple[torch.dtype, ...] | None = None,
     device: torch.device | None = None,
     of: str | None = None,
-    nonempty: bool = False,
+    nonempty: str = "",
     **sizes: int,
 ) -> Tensor:
     """Return ``value`` if it is a tensor of the right kind, dtype, device and shape.
@@ -196,7 +196,7 @@ def check_tensor(
         dtype: one dtype, or a tuple of allowed dtypes (e.g. ``(torch.int64, torch.int32)`` for token ids).
         device: the device the tensor must be on.
         of: whose dtype/device they are, for the message (``"query"``, ``"the parameters"``).
-        nonempty: every letter of ``shape`` must be at least 1.
+        nonempty: the letters of ``shape`` whose size must be at least 1, e.g. ``"L"`` or ``"B, S"``.
         sizes: fixed sizes by letter, e.g. ``D=32`` (the message then writes ``(B, L, D=32)``).
 
     Returns:
@@ -228,11 +228,11 @@ def check_tensor(
         tail = got[len(got) - len(fixed):] if len(got) >= len(fixed) else ()
         ok = (len(got) >= len(fixed)) if leading else (len(got) == len(fixed))
         ok = ok and all(sizes.get(x) in (None, n) for x, n in zip(fixed, tail, strict=False))
-        if nonempty:
-            ok = ok and all(n >= 1 for n in tail)
+        positive = nonempty.replace(",", " ").split()
+        ok = ok and all(n >= 1 for x, n in zip(fixed, tail, strict=False) if x in positive)
         if not ok:
             named = ", ".join(f"{x}={sizes[x]}" if x in sizes else x for x in letters) + ("," if len(letters) == 1 else "")
-            extra = " with every size >= 1" if nonempty else ""
+            extra = f" with {' >= 1, '.join(positive)} >= 1" if positive else ""
             raise ValueError(f"{name}: expected shape ({named}){extra}, got {got}")
     return value
 
