@@ -291,7 +291,9 @@ def check_ids(name: str, ids: Tensor, size: int, *, letter: str = "V", pad_id: i
     """
     if not values_are_cheap(ids):
         return ids
-    kept = ids if pad_id is None else ids.masked_fill(ids == pad_id, 0)
+    kept = ids if pad_id is None else ids[ids != pad_id]
+    if kept.numel() == 0:
+        return ids
     low, high = int(kept.min()), int(kept.max())
     if low < 0 or high >= size:
         skip = "" if pad_id is None else f" (or pad_id={pad_id})"
