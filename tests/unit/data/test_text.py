@@ -68,7 +68,7 @@ def test_bad_input_raises_clear_errors():
         v.decode([4, 6])
     with pytest.raises(ValueError, match=r"ids: expected ids in \[0, V=6\), got -1"):
         v.decode([-1])
-    with pytest.raises(ValueError, match="exceeds max_len=3"):
+    with pytest.raises(ValueError, match=r"tokens: expected at most max_len=3 ids, got 4"):
         v.encode(["cat", "mat", "cat"], add_bos=True, max_len=3)
     with pytest.raises(TypeError, match="got a str"):
         v.encode("cat mat")
