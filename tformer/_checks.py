@@ -1,28 +1,301 @@
-"""Argument checks shared across the package, with one message format: ``name: expected ..., got ...``."""
+"""Argument checks shared across the package, with one message format: ``name: expected ..., got ...``.
+
+Every public function and model ``forward`` validates what a user passes in with these helpers, once, where the
+call comes in; inner layers trust their callers. Two rules hold for every helper:
+
+- a wrong *type* (a list where a tensor belongs, a float dtype where ids belong, a str where a number belongs)
+  raises ``TypeError``; a wrong *value* or *shape* raises ``ValueError``;
+- the message starts with the argument's name and reads ``name: expected <what>, got <what came>``, with shapes
+  written in the package's dimension letters (B, L, S, D, H, Dh, F, V).
+
+Checks on a tensor's *values* (:func:`check_ids`) read them only from a CPU tensor outside ``torch.compile``:
+reading an accelerator's tensor would make the host wait for the device (one sync per call), and a
+data-dependent branch is a graph break for the compiler. Elsewhere those values are trusted.
+"""
 
 from __future__ import annotations
 
-__all__ = ["check_int"]
+from collections.abc import Collection
+from typing import Any
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "check_activation",
+    "check_bool",
+    "check_choice",
+    "check_divisible",
+    "check_ids",
+    "check_int",
+    "check_number",
+    "check_probability",
+    "check_query_key_value",
+    "check_tensor",
+    "check_type",
+    "values_are_cheap",
+]
 
 
-def check_int(name: str, value: object, minimum: int | None = None) -> int:
-    """Return ``value`` if it is an ``int`` (a ``bool`` is not accepted) of at least ``minimum``.
+def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:
+    """Return ``value`` if it is an ``int`` (a ``bool`` is not accepted) in ``[minimum, maximum]``.
 
     Args:
         name: the argument's name, the first word of the error message.
         value: what the caller passed.
-        minimum: the smallest allowed value, or ``None`` for any int.
+        minimum, maximum: the smallest and largest allowed values, ``None`` for no bound.
 
     Returns:
         ``value``, unchanged.
 
     Raises:
         TypeError: if ``value`` is not an int, or is a bool (``True`` is an int in Python, never a size here).
-        ValueError: if ``value < minimum``.
+        ValueError: if ``value`` is outside ``[minimum, maximum]``.
     """
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
-    if minimum is not None and value < minimum:
-        wanted = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        if maximum is not None:
+            wanted = f"an int in [{'-inf' if minimum is None else minimum}, {maximum}]"
+        else:
+            wanted = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
         raise ValueError(f"{name}: expected {wanted}, got {value!r}")
     return value
+
+
+def check_number(
+    name: str,
+    value: object,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    *,
+    open_min: bool = False,
+    open_max: bool = False,
+) -> float:
+    """Return ``value`` as a float if it is a real number (int or float, not bool) in the given interval.
+
+    NaN is never in an interval, so it is rejected whenever a bound is given.
+
+    Args:
+        name: the argument's name.
+        value: what the caller passed.
+        minimum, maximum: the interval's ends, ``None`` for unbounded.
+        open_min, open_max: exclude that end (``(0, 1]`` is ``open_min=True``).
+
+    Returns:
+        ``float(value)``.
+
+    Raises:
+        TypeError: if ``value`` is not an int or float (or is a bool).
+        ValueError: if it lies outside the interval; the message writes the interval, e.g. ``[0, 1)``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name}: expected a number, got {type(value).__name__}")
+    above = minimum is None or (value > minimum if open_min else value >= minimum)
+    below = maximum is None or (value < maximum if open_max else value <= maximum)
+    if not (above and below):
+        if maximum is None:
+            wanted = f"a number {'>' if open_min else '>='} {minimum:g}"
+        elif minimum is None:
+            wanted = f"a number {'<' if open_max else '<='} {maximum:g}"
+        else:
+            wanted = f"a number in {'(' if open_min else '['}{minimum:g}, {maximum:g}{')' if open_max else ']'}"
+        raise ValueError(f"{name}: expected {wanted}, got {value!r}")
+    return float(value)
+
+
+def check_probability(name: str, value: object) -> float:
+    """Return a dropout-style probability: a number in ``[0, 1)`` (1 would drop everything).
+
+    Raises:
+        TypeError: if ``value`` is not a number. ValueError: if it is outside ``[0, 1)``.
+    """
+    return check_number(name, value, 0.0, 1.0, open_max=True)
+
+
+def check_bool(name: str, value: object) -> bool:
+    """Return ``value`` if it is a ``bool`` (``0``/``1`` are not accepted: a flag is a flag).
+
+    Raises:
+        TypeError: if ``value`` is not a bool.
+    """
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}: expected a bool, got {type(value).__name__}")
+    return value
+
+
+def check_type(name: str, value: object, kind: type | tuple[type, ...], what: str | None = None) -> Any:
+    """Return ``value`` if it is an instance of ``kind``; ``what`` words the expectation (default: the type name).
+
+    Raises:
+        TypeError: if it is not.
+    """
+    if not isinstance(value, kind):
+        if what is None:
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            what = " or ".join(k.__name__ for k in kinds)
+        raise TypeError(f"{name}: expected {what}, got {type(value).__name__}")
+    return value
+
+
+def check_choice(name: str, value: object, choices: Collection[Any]) -> Any:
+    """Return ``value`` if it is one of ``choices`` (e.g. an activation's or a scheme's name).
+
+    Raises:
+        ValueError: if it is not; the message lists the choices.
+    """
+    if isinstance(value, (list, dict, set)) or value not in choices:  # unhashable values are never a choice
+        listed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name}: expected one of {listed}, got {value!r}")
+    return value
+
+
+def check_divisible(name: str, value: int, divisor_name: str, divisor: int) -> int:
+    """Return ``value`` if it is a multiple of ``divisor`` (e.g. ``d_model`` of ``num_heads``: D = H·Dh).
+
+    Raises:
+        ValueError: ``d_model: expected a multiple of num_heads=4, got 30``.
+    """
+    if value % divisor != 0:
+        raise ValueError(f"{name}: expected a multiple of {divisor_name}={divisor}, got {value}")
+    return value
+
+
+_KINDS = {"float": "a floating-point tensor", "int": "an integer tensor", "bool": "a bool tensor (True = may attend)"}
+
+
+def _kind_ok(t: Tensor, kind: str) -> bool:
+    if kind == "float":
+        return t.is_floating_point()
+    if kind == "bool":
+        return t.dtype == torch.bool
+    return not (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool)
+
+
+def check_tensor(
+    name: str,
+    value: object,
+    kind: str | None = None,
+    shape: str | None = None,
+    *,
+    dtype: torch.dtype | tuple[torch.dtype, ...] | None = None,
+    device: torch.device | None = None,
+    of: str | None = None,
+    nonempty: str = "",
+    **sizes: int,
+) -> Tensor:
+    """Return ``value`` if it is a tensor of the right kind, dtype, device and shape.
+
+    Args:
+        name: the argument's name.
+        value: what the caller passed.
+        kind: ``"float"`` (any floating dtype), ``"int"`` (any integer dtype, not bool) or ``"bool"``.
+        shape: the expected shape in dimension letters, e.g. ``"(B, L, D)"``; a leading ``"..."`` allows any
+            number of leading dimensions (``"(..., L, Dh)"``). A letter named in ``sizes`` must have that size;
+            the others are free.
+        dtype: one dtype, or a tuple of allowed dtypes (e.g. ``(torch.int64, torch.int32)`` for token ids).
+        device: the device the tensor must be on.
+        of: whose dtype/device they are, for the message (``"query"``, ``"the parameters"``).
+        nonempty: the letters of ``shape`` whose size must be at least 1, e.g. ``"L"`` or ``"B, S"``.
+        sizes: fixed sizes by letter, e.g. ``D=32`` (the message then writes ``(B, L, D=32)``).
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        TypeError: if ``value`` is not a tensor, is not of ``kind``, or has another dtype.
+        ValueError: if it is on another device or has another shape.
+    """
+    letters = [] if shape is None else [s.strip() for s in shape.strip("()").split(",") if s.strip()]
+    wanted = " ".join(w for w in (_KINDS.get(kind or "", "a tensor"), shape) if w)
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}: expected {wanted}, got {type(value).__name__}")
+    if kind is not None and not _kind_ok(value, kind):
+        raise TypeError(f"{name}: expected {wanted}, got {value.dtype}")
+    if dtype is not None:
+        allowed = dtype if isinstance(dtype, tuple) else (dtype,)
+        if value.dtype not in allowed:
+            listed = " or ".join(str(d) for d in allowed)
+            expected = f"dtype {listed}" if of is None else f"the dtype of {of} ({listed})"
+            raise TypeError(f"{name}: expected {expected}, got {value.dtype}")
+    if device is not None and value.device != device:
+        expected = f"device {device}" if of is None else f"the device of {of} ({device})"
+        raise ValueError(f"{name}: expected {expected}, got {value.device}")
+    if letters:
+        leading = letters[0] == "..."
+        fixed = letters[1:] if leading else letters
+        got = tuple(value.shape)
+        tail = got[len(got) - len(fixed):] if len(got) >= len(fixed) else ()
+        ok = (len(got) >= len(fixed)) if leading else (len(got) == len(fixed))
+        ok = ok and all(sizes.get(x) in (None, n) for x, n in zip(fixed, tail, strict=False))
+        positive = nonempty.replace(",", " ").split()
+        ok = ok and all(n >= 1 for x, n in zip(fixed, tail, strict=False) if x in positive)
+        if not ok:
+            named = ", ".join(f"{x}={sizes[x]}" if x in sizes else x for x in letters) + ("," if len(letters) == 1 else "")
+            extra = f" with {' >= 1, '.join(positive)} >= 1" if positive else ""
+            raise ValueError(f"{name}: expected shape ({named}){extra}, got {got}")
+    return value
+
+
+def check_activation(name: str, x: object, shape: str, weight: Tensor, **sizes: int) -> Tensor:
+    """Return ``x`` if it is a floating-point activation of ``shape`` in the dtype of the module's ``weight``.
+
+    Under autocast the dtypes may differ (autocast casts at each op), so only the kind and shape are checked.
+
+    Raises:
+        TypeError: if ``x`` is not a floating-point tensor, or (outside autocast) its dtype is not ``weight``'s.
+        ValueError: if its shape is not ``shape`` (see :func:`check_tensor`).
+    """
+    autocast = isinstance(x, Tensor) and torch.is_autocast_enabled(x.device.type)
+    dtype = None if autocast else weight.dtype
+    return check_tensor(name, x, "float", shape, dtype=dtype, of="the parameters", **sizes)
+
+
+def check_query_key_value(query: object, key: object, value: object, weight: Tensor, *, keys: bool = True) -> None:
+    """Check an attention module's inputs: query ``(B, L, D)``, key and value ``(B, S, D)``, one B, one S.
+
+    D is ``weight.shape[1]`` (the projection's input width); every input must be floating point in ``weight``'s
+    dtype (see :func:`check_activation`). ``keys=False`` checks the query only (cached cross-attention).
+
+    Raises:
+        TypeError: on a non-tensor, non-float input or another dtype. ValueError: on another shape.
+    """
+    D = weight.shape[1]
+    q = check_activation("query", query, "(B, L, D)", weight, D=D)
+    if keys:
+        k = check_activation("key", key, "(B, S, D)", weight, B=q.shape[0], D=D)
+        check_activation("value", value, "(B, S, D)", weight, B=q.shape[0], S=k.shape[1], D=D)
+
+
+def values_are_cheap(t: Tensor) -> bool:
+    """True when checking ``t``'s values costs no host-device sync and no graph break.
+
+    That is, ``t`` lives on the CPU, is not empty, and no ``torch.compile`` trace is running. Value checks (ids
+    in range, lengths within bounds) run only then; elsewhere the values are trusted.
+    """
+    return t.device.type == "cpu" and t.numel() > 0 and not torch.compiler.is_compiling()
+
+
+def check_ids(name: str, ids: Tensor, size: int, *, letter: str = "V", pad_id: int | None = None) -> Tensor:
+    """Return ``ids`` if every id lies in ``[0, size)``; ids equal to ``pad_id`` (when given) are skipped.
+
+    The values are read only from a CPU tensor outside ``torch.compile``; on an accelerator this check would
+    make the host wait for the device, so there the ids are trusted (an embedding lookup still fails loudly on
+    an out-of-range id).
+
+    Shape:
+        ids: any shape, an integer tensor (check its type with :func:`check_tensor` first).
+
+    Raises:
+        ValueError: ``tokens: expected ids in [0, V=10), got min 0, max 12``.
+    """
+    if not values_are_cheap(ids):
+        return ids
+    kept = ids if pad_id is None else ids[ids != pad_id]
+    if kept.numel() == 0:
+        return ids
+    low, high = int(kept.min()), int(kept.max())
+    if low < 0 or high >= size:
+        skip = "" if pad_id is None else f" (or pad_id={pad_id})"
+        raise ValueError(f"{name}: expected ids in [0, {letter}={size}){skip}, got min {low}, max {high}")
+    return ids

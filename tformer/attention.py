@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int
+from tformer._checks import check_divisible, check_int, check_probability, check_query_key_value, check_type
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
 from tformer.positional import RotaryEmbedding
@@ -109,25 +109,6 @@ def merge_heads(x: Tensor) -> Tensor:
     return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, D)
 
 
-def _check_input(name: str, x: Tensor, d_model: int, dtype: torch.dtype | None = None) -> None:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"{name}: expected a floating-point tensor (B, *, D), got dtype {x.dtype}")
-    if dtype is not None and x.dtype != dtype:
-        raise TypeError(f"{name}: expected the parameters' dtype {dtype}, got {x.dtype} (convert one with .to())")
-    if x.dim() != 3 or x.shape[-1] != d_model:
-        raise ValueError(f"{name}: expected shape (B, *, D={d_model}), got {tuple(x.shape)}")
-
-
-def _check_dropout(dropout: object) -> float:
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
-        raise TypeError(f"dropout: expected a float in [0, 1), got {type(dropout).__name__}")
-    if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout}")
-    return float(dropout)
-
-
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.2).
 
@@ -165,13 +146,11 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         check_int("d_model", d_model, 1)
         check_int("num_heads", num_heads, 1)
-        if d_model % num_heads != 0:
-            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
-        dropout = _check_dropout(dropout)
+        check_divisible("d_model", d_model, "num_heads", num_heads)
+        dropout = check_probability("dropout", dropout)
         self_dh = d_model // num_heads
-        if rope is not None and (not isinstance(rope, RotaryEmbedding) or rope.head_dim != self_dh):
-            got = rope.head_dim if isinstance(rope, RotaryEmbedding) else type(rope).__name__
-            raise ValueError(f"rope: expected a RotaryEmbedding with head_dim Dh = D / H = {self_dh}, got {got}")
+        if rope is not None and check_type("rope", rope, RotaryEmbedding).head_dim != self_dh:
+            raise ValueError(f"rope: expected a RotaryEmbedding with head_dim Dh = D / H = {self_dh}, got {rope.head_dim}")
         self.d_model = d_model
         self.num_heads = num_heads
         self.head_dim = d_model // num_heads
@@ -213,25 +192,18 @@ class MultiHeadAttention(nn.Module):
             ValueError: on a wrong rank or width, mismatched batch or key/value lengths, a bad mask, or RoPE used
                 with different query and key lengths.
         """
-        autocast = isinstance(query, Tensor) and torch.is_autocast_enabled(query.device.type)
-        _check_input("query", query, self.d_model, None if autocast else self.w_q.weight.dtype)
+        cached = cache is not None and cache.static and cache.key is not None and cache.value is not None
+        check_query_key_value(query, key, value, self.w_q.weight, keys=not cached)
         B, L, _ = query.shape
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
-        if cache is not None and cache.static and cache.key is not None and cache.value is not None:
+        if cached:
             k, v = cache.key, cache.value  # (B, H, S, Dh): cross-attention memory projected on an earlier step
         else:
-            _check_input("key", key, self.d_model, None if autocast else query.dtype)
-            _check_input("value", value, self.d_model, None if autocast else query.dtype)
-            if key.shape[:2] != value.shape[:2] or key.shape[0] != B:
-                raise ValueError(
-                    f"key/value: expected (B={B}, S, D) each with the same S, "
-                    f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
-                )
             k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S_new, Dh)
             v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S_new, Dh)
             if self.rope is not None:
                 if k.shape[-2] != L:
-                    raise ValueError(f"rope: query length L ({L}) must equal key length S ({k.shape[-2]})")
+                    raise ValueError(f"rope: expected key length S equal to query length L={L}, got S={k.shape[-2]}")
                 if positions is None:
                     past = 0 if cache is None else len(cache)
                     positions = torch.arange(past, past + L, device=query.device)  # (L,)
@@ -259,12 +231,17 @@ class MultiHeadAttention(nn.Module):
             ValueError: if it uses ``kdim``/``vdim`` different from ``embed_dim``, ``add_bias_kv`` or
                 ``add_zero_attn``, which this module does not implement.
         """
-        if not isinstance(module, nn.MultiheadAttention):
-            raise TypeError(f"module: expected nn.MultiheadAttention, got {type(module).__name__}")
+        check_type("module", module, nn.MultiheadAttention, "nn.MultiheadAttention")
         if not module._qkv_same_embed_dim:
-            raise ValueError("module: kdim and vdim must equal embed_dim")
+            raise ValueError(
+                f"module: expected kdim and vdim equal to embed_dim={module.embed_dim}, "
+                f"got kdim={module.kdim}, vdim={module.vdim}"
+            )
         if module.bias_k is not None or module.add_zero_attn:
-            raise ValueError("module: add_bias_kv and add_zero_attn are not supported")
+            raise ValueError(
+                "module: expected add_bias_kv=False and add_zero_attn=False (not implemented here), "
+                f"got add_bias_kv={module.bias_k is not None}, add_zero_attn={module.add_zero_attn}"
+            )
         has_bias = module.in_proj_bias is not None
         weight = module.in_proj_weight
         ours = cls(module.embed_dim, module.num_heads, bias=has_bias, dropout=module.dropout)

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from tformer._checks import check_int
+from tformer._checks import check_int, check_number, check_tensor
 from tformer.attention import KVCache
 
 __all__ = ["KVCache", "beam_search", "greedy_decode", "reorder_cache", "sample_next_token"]
@@ -41,9 +41,7 @@ def _check_bos_eos(bos_id: object, eos_id: object, pad_id: int) -> None:
 
 def _check_decode_args(model: Any, src: Tensor, max_len: int, bos_id: int, eos_id: int) -> int:
     """Validate the arguments; return the number of steps to run (``max_len``, capped at ``model.max_len``)."""
-    if not isinstance(src, Tensor) or src.dim() != 2:
-        got = tuple(src.shape) if isinstance(src, Tensor) else type(src).__name__
-        raise ValueError(f"src: expected an integer tensor of shape (B, S), got {got}")
+    check_tensor("src", src, "int", "(B, S)")
     check_int("max_len", max_len, 1)
     _check_bos_eos(bos_id, eos_id, model.pad_id)
     model_max = getattr(model, "max_len", None)  # the decoder input holds BOS + the tokens so far
@@ -269,15 +267,8 @@ def sample_next_token(
             not an int.
         ValueError: if ``logits`` is not 2-D, ``temperature`` is negative or NaN, or ``top_k < 1``.
     """
-    if not isinstance(logits, Tensor) or not logits.is_floating_point():
-        got = logits.dtype if isinstance(logits, Tensor) else type(logits).__name__
-        raise TypeError(f"logits: expected a floating-point tensor (B, V), got {got}")
-    if logits.dim() != 2:
-        raise ValueError(f"logits: expected shape (B, V), got {tuple(logits.shape)}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-        raise TypeError(f"temperature: expected a number >= 0, got {type(temperature).__name__}")
-    if not temperature >= 0:
-        raise ValueError(f"temperature: expected >= 0, got {temperature}")
+    check_tensor("logits", logits, "float", "(B, V)")
+    check_number("temperature", temperature, 0.0)
     if top_k is not None:
         check_int("top_k", top_k, 1)
     if temperature == 0:

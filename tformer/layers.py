@@ -21,8 +21,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tformer._checks import check_int
-from tformer.attention import KVCache, MultiHeadAttention, _check_dropout, _check_input
+from tformer._checks import (
+    check_activation,
+    check_choice,
+    check_int,
+    check_number,
+    check_probability,
+    check_type,
+)
+from tformer.attention import KVCache, MultiHeadAttention
 from tformer.positional import RotaryEmbedding
 
 __all__ = ["Decoder", "DecoderLayer", "Encoder", "EncoderLayer", "FeedForward"]
@@ -55,11 +62,10 @@ class FeedForward(nn.Module):
         self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", *, bias: bool = True
     ) -> None:
         super().__init__()
-        if activation not in _ACTIVATIONS:
-            raise ValueError(f"activation: expected one of {sorted(_ACTIVATIONS)}, got {activation!r}")
+        check_choice("activation", activation, sorted(_ACTIVATIONS))
         check_int("d_model", d_model, 1)
         check_int("d_ff", d_ff, 1)
-        dropout = _check_dropout(dropout)
+        dropout = check_probability("dropout", dropout)
         self.d_model = d_model
         self.activation = activation
         self.w_1 = nn.Linear(d_model, d_ff, bias=bias)
@@ -68,13 +74,7 @@ class FeedForward(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """Apply the two linear maps with the activation between. Shape: ``(..., D) -> (..., D)``."""
-        if not isinstance(x, Tensor) or not x.is_floating_point():
-            got = x.dtype if isinstance(x, Tensor) else type(x).__name__
-            raise TypeError(f"x: expected a floating-point tensor (..., D), got {got}")
-        if x.dtype != self.w_1.weight.dtype and not torch.is_autocast_enabled(x.device.type):
-            raise TypeError(f"x: expected the parameters' dtype {self.w_1.weight.dtype}, got {x.dtype}")
-        if x.dim() < 1 or x.shape[-1] != self.d_model:  # any leading dimensions: positions are independent
-            raise ValueError(f"x: expected shape (..., D={self.d_model}), got {tuple(x.shape)}")
+        check_activation("x", x, "(..., D)", self.w_1.weight, D=self.d_model)  # positions are independent
         hidden = _ACTIVATIONS[self.activation](self.w_1(x))  # (B, L, F)
         return self.w_2(self.dropout(hidden))  # (B, L, D)
 
@@ -85,13 +85,12 @@ def _activation_name(layer: nn.TransformerEncoderLayer | nn.TransformerDecoderLa
         return "relu"
     if act is F.gelu or (isinstance(act, nn.GELU) and act.approximate == "none"):
         return "gelu"
-    raise ValueError(f"layer: activation must be relu or exact gelu (approximate='none'), got {act}")
+    raise ValueError(f"layer: expected the activation relu or exact gelu (approximate='none'), got {act}")
 
 
 def _check_stream(name: str, x: Tensor, layer: EncoderLayer | DecoderLayer) -> None:
     """Check a layer's input ``(B, L, D)`` up front, so a pre-norm layer's LayerNorm does not fail first."""
-    autocast = isinstance(x, Tensor) and torch.is_autocast_enabled(x.device.type)
-    _check_input(name, x, layer.self_attn.d_model, None if autocast else layer.norm1.weight.dtype)
+    check_activation(name, x, "(B, *, D)", layer.self_attn.w_q.weight, D=layer.self_attn.d_model)
 
 
 def _check_torch_layer(layer: nn.TransformerEncoderLayer | nn.TransformerDecoderLayer, num_norms: int) -> None:
@@ -105,17 +104,17 @@ def _check_torch_layer(layer: nn.TransformerEncoderLayer | nn.TransformerDecoder
     for i, norm in enumerate(norms, start=1):
         if norm.weight is None or (norm.bias is not None) != bias:
             raise ValueError(
-                f"layer: norm{i} must be an affine LayerNorm with bias={bias} (as linear1), "
+                f"layer: expected norm{i} an affine LayerNorm with bias={bias} (as linear1), "
                 f"got elementwise_affine={norm.weight is not None}, bias={norm.bias is not None}"
             )
     if (layer.linear2.bias is not None) != bias:
-        raise ValueError(f"layer: linear1 and linear2 must both have biases or neither, got linear1 bias={bias}")
+        raise ValueError(f"layer: expected biases in both linear1 and linear2 or in neither, got linear1 bias={bias}")
     eps = {norm.eps for norm in norms}
     if len(eps) > 1:
-        raise ValueError(f"layer: every LayerNorm must share one eps, got {[norm.eps for norm in norms]}")
+        raise ValueError(f"layer: expected one eps shared by every LayerNorm, got {[norm.eps for norm in norms]}")
     rates = {layer.dropout.p} | {getattr(layer, f"dropout{i}").p for i in range(1, num_norms + 1)}
     if len(rates) > 1:
-        raise ValueError(f"layer: every dropout must share one rate, got {sorted(rates)}")
+        raise ValueError(f"layer: expected one rate shared by every dropout, got {sorted(rates)}")
 
 
 def _copy_weight_and_bias(dst: nn.Linear | nn.LayerNorm, src: nn.Linear | nn.LayerNorm) -> None:
@@ -149,10 +148,7 @@ def _from_torch_layer(
 
 
 def _check_norm_eps(layer_norm_eps: object) -> None:
-    if isinstance(layer_norm_eps, bool) or not isinstance(layer_norm_eps, (int, float)):
-        raise TypeError(f"layer_norm_eps: expected a float, got {type(layer_norm_eps).__name__}")
-    if not layer_norm_eps >= 0:
-        raise ValueError(f"layer_norm_eps: expected a non-negative float, got {layer_norm_eps}")
+    check_number("layer_norm_eps", layer_norm_eps, 0.0)
 
 
 class EncoderLayer(nn.Module):
@@ -243,8 +239,7 @@ class EncoderLayer(nn.Module):
             ValueError: if its activation is neither relu nor exact gelu, its LayerNorms differ in eps or are not
                 affine, its dropout rates differ, or its biases are mixed (settings ours cannot express).
         """
-        if not isinstance(layer, nn.TransformerEncoderLayer):
-            raise TypeError(f"layer: expected nn.TransformerEncoderLayer, got {type(layer).__name__}")
+        check_type("layer", layer, nn.TransformerEncoderLayer, "nn.TransformerEncoderLayer")
         return _from_torch_layer(cls, layer, num_norms=2).train(layer.training)
 
 
@@ -340,8 +335,7 @@ class DecoderLayer(nn.Module):
             TypeError: if ``layer`` is not an ``nn.TransformerDecoderLayer``.
             ValueError: as :meth:`EncoderLayer.from_torch`.
         """
-        if not isinstance(layer, nn.TransformerDecoderLayer):
-            raise TypeError(f"layer: expected nn.TransformerDecoderLayer, got {type(layer).__name__}")
+        check_type("layer", layer, nn.TransformerDecoderLayer, "nn.TransformerDecoderLayer")
         ours = _from_torch_layer(cls, layer, num_norms=3)
         ours.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
         return ours.train(layer.training)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from tformer._checks import check_int
+from tformer._checks import check_int, check_tensor, check_type, values_are_cheap
 
 __all__ = [
     "as_key_padding",
@@ -72,21 +72,17 @@ def padding_mask(lengths: Tensor | Sequence[int], S: int) -> Tensor:
 
     Raises:
         TypeError: if ``lengths`` is not an integer tensor or a sequence of ints, or ``S`` is not an int.
-        ValueError: if ``lengths`` is not 1-D, or a length is negative or greater than ``S``.
+        ValueError: if ``lengths`` is not 1-D, or a length is negative or greater than ``S`` (checked on a CPU
+            tensor; an accelerator's lengths are trusted, to spare a host-device sync).
     """
     S = check_int("S", S, 0)
     if not isinstance(lengths, Tensor):
-        if not isinstance(lengths, Sequence) or isinstance(lengths, str):
-            raise TypeError(f"lengths: expected a (B,) integer tensor or a list of ints, got {type(lengths).__name__}")
-        lengths = list(lengths)
-        if not all(isinstance(n, int) and not isinstance(n, bool) for n in lengths):
-            raise TypeError(f"lengths: expected a sequence of ints, got {lengths!r}")
+        check_type("lengths", lengths, (list, tuple), "a (B,) integer tensor or a list of ints")
+        for n in lengths:
+            check_int("lengths", n)
         lengths = torch.tensor(lengths, dtype=torch.long)
-    if lengths.is_floating_point() or lengths.is_complex() or lengths.dtype == torch.bool:
-        raise TypeError(f"lengths: expected an integer tensor, got dtype {lengths.dtype}")
-    if lengths.dim() != 1:
-        raise ValueError(f"lengths: expected shape (B,), got {tuple(lengths.shape)}")
-    if lengths.numel() and (int(lengths.min()) < 0 or int(lengths.max()) > S):
+    check_tensor("lengths", lengths, "int", "(B,)")
+    if values_are_cheap(lengths) and (int(lengths.min()) < 0 or int(lengths.max()) > S):
         raise ValueError(f"lengths: expected every length in [0, S={S}], got {lengths.tolist()}")
     positions = torch.arange(S, device=lengths.device)  # (S,)
     return positions[None, :] < lengths[:, None]  # (B, S)
@@ -105,13 +101,7 @@ def padding_mask_from_tokens(tokens: Tensor, pad_id: int) -> Tensor:
         TypeError: if ``tokens`` is not an integer tensor or ``pad_id`` not an int.
         ValueError: if ``tokens`` is not 2-D.
     """
-    if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.is_complex() or (
-        tokens.dtype == torch.bool
-    ):
-        got = tokens.dtype if isinstance(tokens, Tensor) else type(tokens).__name__
-        raise TypeError(f"tokens: expected an integer tensor, got {got}")
-    if tokens.dim() != 2:
-        raise ValueError(f"tokens: expected shape (B, S), got {tuple(tokens.shape)}")
+    check_tensor("tokens", tokens, "int", "(B, S)")
     check_int("pad_id", pad_id)
     return tokens != pad_id  # (B, S)
 
@@ -127,9 +117,7 @@ def as_key_padding(mask: Tensor) -> Tensor:
         TypeError: if ``mask`` is not a bool tensor.
         ValueError: if ``mask`` is not 2-D.
     """
-    _check_bool("mask", mask)
-    if mask.dim() != 2:
-        raise ValueError(f"mask: expected a key padding mask of shape (B, S), got {tuple(mask.shape)}")
+    check_tensor("mask", mask, "bool", "(B, S)")
     return mask[:, None, None, :]  # (B, 1, 1, S)
 
 
@@ -155,7 +143,7 @@ def attention_mask_for_heads(mask: Tensor, batch_size: int, num_heads: int, L: i
         ValueError: if ``mask`` is not 2-, 3- or 4-D or does not broadcast to the expected shape; the message
             names the expected and received shapes in the letters B H L S.
     """
-    _check_bool("mask", mask)
+    check_tensor("mask", mask, "bool")
     shape = tuple(mask.shape)
     if mask.dim() == 2:
         if not _fits(shape, (L, S)):
@@ -167,7 +155,7 @@ def attention_mask_for_heads(mask: Tensor, batch_size: int, num_heads: int, L: i
     if mask.dim() == 3:
         if not _fits(shape, (batch_size, L, S)):
             raise ValueError(
-                f"mask: a 3-D mask is read as (B, L, S)=({batch_size}, {L}, {S}), got {shape}; "
+                f"mask: expected (B, L, S)=({batch_size}, {L}, {S}) for a 3-D mask, got {shape}; "
                 "use a 4-D (B, H, L, S) mask for per-head masks"
             )
         return mask[:, None]  # (B, 1, L, S)
@@ -182,13 +170,6 @@ def attention_mask_for_heads(mask: Tensor, batch_size: int, num_heads: int, L: i
         f"mask: expected (L, S), (B, L, S) or (B, H, L, S) with B={batch_size}, H={num_heads}, L={L}, S={S}, "
         f"got {mask.dim()}-D shape {shape}"
     )
-
-
-def _check_bool(name: str, mask: object) -> None:
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"{name}: expected a bool torch.Tensor, got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        raise TypeError(f"{name}: expected dtype torch.bool (True = may attend), got {mask.dtype}")
 
 
 def _fits(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:

@@ -19,7 +19,7 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int
+from tformer._checks import check_choice, check_divisible, check_ids, check_int, check_tensor
 from tformer.attention import KVCache
 from tformer.decoding import beam_search, greedy_decode, sample_next_token
 from tformer.layers import Decoder, Encoder
@@ -45,8 +45,7 @@ def init_weights(model: nn.Module, scheme: Literal["xavier", "torch"] = "xavier"
     Raises:
         ValueError: on an unknown ``scheme``.
     """
-    if scheme not in ("xavier", "torch"):
-        raise ValueError(f"scheme: expected 'xavier' or 'torch', got {scheme!r}")
+    check_choice("scheme", scheme, ("xavier", "torch"))
     if scheme == "xavier":
         for p in model.parameters():
             if p.dim() > 1:
@@ -55,20 +54,12 @@ def init_weights(model: nn.Module, scheme: Literal["xavier", "torch"] = "xavier"
 
 def _check_tokens(name: str, tokens: Tensor, vocab_size: int, max_len: int, offset: int = 0) -> None:
     """Validate a (B, L) integer token tensor; ``offset`` counts positions already cached."""
-    if not isinstance(tokens, Tensor) or tokens.dtype not in (torch.int64, torch.int32):
-        got = tokens.dtype if isinstance(tokens, Tensor) else type(tokens).__name__
-        raise TypeError(f"{name}: expected an integer tensor (int64 or int32) of token ids (B, L), got {got}")
-    if tokens.dim() != 2 or tokens.shape[1] == 0:
-        raise ValueError(f"{name}: expected shape (B, L) with L >= 1, got {tuple(tokens.shape)}")
-    if offset + tokens.shape[1] > max_len:
+    check_tensor(name, tokens, "int", "(B, L)", dtype=(torch.int64, torch.int32))
+    if tokens.shape[1] == 0 or offset + tokens.shape[1] > max_len:
         raise ValueError(
-            f"{name}: length {tokens.shape[1]} (+ {offset} cached) exceeds the model's max_len={max_len}"
+            f"{name}: expected a length L in [1, max_len={max_len} - {offset} cached], got {tokens.shape[1]}"
         )
-    if tokens.numel() == 0:  # B = 0: nothing to check
-        return
-    low, high = int(tokens.min()), int(tokens.max())
-    if low < 0 or high >= vocab_size:
-        raise ValueError(f"{name}: token ids must lie in [0, {vocab_size}), got min {low}, max {high}")
+    check_ids(name, tokens, vocab_size)
 
 
 def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
@@ -77,7 +68,7 @@ def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
         check_int(name, value, 1)
     if pad_id is not None:
         vocab = min(v for k, v in sizes.items() if k.endswith("vocab_size"))
-        if isinstance(pad_id, bool) or not isinstance(pad_id, int) or not 0 <= pad_id < vocab:
+        if not 0 <= check_int("pad_id", pad_id) < vocab:
             raise ValueError(f"pad_id: expected an id in [0, {vocab}) (inside every vocabulary), got {pad_id!r}")
 
 
@@ -142,8 +133,7 @@ class Transformer(nn.Module):
         super().__init__()
         _check_sizes(pad_id, src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=d_model,
                      num_heads=num_heads, max_len=max_len)
-        if d_model % num_heads != 0:
-            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+        check_divisible("d_model", d_model, "num_heads", num_heads)
         self.src_vocab_size, self.tgt_vocab_size = src_vocab_size, tgt_vocab_size
         self.d_model, self.max_len, self.pad_id = d_model, max_len, pad_id
         self.src_embed = nn.Embedding(src_vocab_size, d_model)
@@ -179,14 +169,9 @@ class Transformer(nn.Module):
         past = 0 if cache is None else len(cache[0][0])
         _check_tokens("tgt_in", tgt_in, self.tgt_vocab_size, self.max_len, offset=past)
         B, L = tgt_in.shape
-        if not isinstance(memory, Tensor) or memory.dim() != 3 or memory.shape[0] != B:
-            got = tuple(memory.shape) if isinstance(memory, Tensor) else type(memory).__name__
-            raise ValueError(f"memory: expected (B={B}, S, D) from encode() of a batch of B={B} sources, got {got}")
-        if src_padding is not None and (
-            not isinstance(src_padding, Tensor) or tuple(src_padding.shape) != tuple(memory.shape[:2])
-        ):
-            got = tuple(src_padding.shape) if isinstance(src_padding, Tensor) else type(src_padding).__name__
-            raise ValueError(f"src_padding: expected (B, S)={tuple(memory.shape[:2])} bool, got {got}")
+        check_tensor("memory", memory, "float", "(B, S, D)", B=B, D=self.d_model)  # from encode() of B sources
+        if src_padding is not None:
+            check_tensor("src_padding", src_padding, "bool", "(B, S)", B=B, S=memory.shape[1])
         if cache is None:  # teacher forcing: causal, and padded target keys hidden too
             self_mask = causal_mask(L, device=tgt_in.device) & as_key_padding(tgt_in != self.pad_id)
         else:  # new positions see every cached one and the earlier new ones
@@ -262,10 +247,8 @@ class _TokenStack(nn.Module):
     ) -> None:
         super().__init__()
         _check_sizes(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, max_len=max_len)
-        if positional not in ("learned", "sinusoidal", "rope"):
-            raise ValueError(f"positional: expected 'learned', 'sinusoidal' or 'rope', got {positional!r}")
-        if d_model % num_heads != 0:
-            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+        check_choice("positional", positional, ("learned", "sinusoidal", "rope"))
+        check_divisible("d_model", d_model, "num_heads", num_heads)
         self.vocab_size, self.d_model, self.max_len, self.positional_kind = vocab_size, d_model, max_len, positional
         self.embed = nn.Embedding(vocab_size, d_model)
         self.positional: nn.Module | None = None
@@ -451,6 +434,6 @@ class EncoderOnlyTransformer(nn.Module):
             ValueError: if the model was built with ``num_classes=None``.
         """
         if self.classifier is None:
-            raise ValueError("num_classes: this model has no classification head (built with num_classes=None)")
+            raise ValueError("num_classes: expected a model with a classification head, got num_classes=None")
         hidden = self.encode(tokens)  # (B, L, D)
         return self.classifier(self.pooler(hidden[:, 0]))  # (B, num_classes)

@@ -8,9 +8,10 @@ Attention alone is permutation-equivariant, so word order must be injected:
 - :class:`RotaryEmbedding` — rotates queries and keys by a position-dependent angle so that q_m·k_n depends only
   on m − n (Su et al. 2021, RoFormer, §3.4.2).
 
-Constant tables are non-persistent buffers (they move with ``.to(device)``, are not saved in ``state_dict``) and
-grow when a longer input arrives. They are computed and kept in float64 (so float64 runs are exact; a module
-``.to(dtype)`` converts them like any buffer), and each call casts only the rows it uses to the input's dtype.
+The sinusoidal table is a non-persistent buffer (it moves with ``.to(device)``, is not saved in ``state_dict``)
+and grows when a longer input arrives. It is computed and kept in float64 (so float64 runs are exact; a module
+``.to(dtype)`` converts it like any buffer), and each call casts only the rows it uses to the input's dtype.
+RoPE's cos/sin are computed in float64 for each call's positions and rounded once to the input's dtype.
 
 Dimension letters: B batch, L length, D ``d_model``, Dh head dimension.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int
+from tformer._checks import check_int, check_number, check_tensor, check_type
 
 __all__ = [
     "LearnedPositionalEmbedding",
@@ -28,15 +29,6 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "sinusoidal_positional_encoding",
 ]
-
-
-def _check_x(x: object, d: int, letters: str) -> Tensor:
-    if not isinstance(x, Tensor) or not x.is_floating_point():
-        got = x.dtype if isinstance(x, Tensor) else type(x).__name__
-        raise TypeError(f"x: expected a floating-point tensor, got {got}")
-    if x.dim() < 2 or x.shape[-1] != d:
-        raise ValueError(f"x: expected shape {letters} with last dimension {d}, got {tuple(x.shape)}")
-    return x
 
 
 def sinusoidal_positional_encoding(
@@ -56,7 +48,7 @@ def sinusoidal_positional_encoding(
     """
     max_len = check_int("max_len", max_len, 0)
     d_model = check_int("d_model", d_model, 1)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+    if not check_type("dtype", dtype, torch.dtype, "a floating-point torch.dtype").is_floating_point:
         raise TypeError(f"dtype: expected a floating-point torch.dtype (values lie in [-1, 1]), got {dtype}")
     position = torch.arange(max_len, dtype=torch.float64, device=device)  # (max_len,)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64, device=device)  # (ceil(D/2),)
@@ -100,7 +92,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``dropout(x + PE[offset : offset + L])``; ``offset`` is the first position (cached decoding)."""
-        x = _check_x(x, self.d_model, "(B, L, D)")
+        check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
         offset = check_int("offset", offset, 0)
         end = offset + x.shape[-2]
         if end > self.pe.shape[0]:
@@ -138,12 +130,12 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``x + E[offset : offset + L]``; ``offset`` is the first position (cached decoding)."""
-        x = _check_x(x, self.d_model, "(B, L, D)")
+        check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
         offset = check_int("offset", offset, 0)
         end = offset + x.shape[-2]
         if end > self.max_len:
             raise ValueError(
-                f"x: positions up to offset + L = {offset} + {x.shape[-2]} = {end} exceed max_len = {self.max_len}"
+                f"x: expected positions offset + L <= max_len={self.max_len}, got {offset} + {x.shape[-2]} = {end}"
             )
         return x + self.embedding.weight[offset:end].to(x.dtype)  # (B, L, D), x's dtype as the sinusoidal table
 
@@ -158,67 +150,43 @@ class RotaryEmbedding(nn.Module):
     permutation of features, which trained projections absorb.)
 
     Applied to queries and keys (not values) after the head split, it makes q_m·k_n depend only on m − n and
-    leaves every vector's norm unchanged. cos/sin tables are non-persistent buffers grown on demand.
+    leaves every vector's norm unchanged. cos and sin are computed for the positions of each call (as Hugging
+    Face's ``LlamaRotaryEmbedding`` does), so there is no table to outgrow and nothing in ``state_dict``;
+    ``max_len`` is kept only so the three positional modules are built alike.
 
     Call as ``rope(x, positions)``.
 
     Shape:
         - x: ``(..., L, Dh)``, floating point
-        - positions: ``(L,)`` integer tensor of non-negative positions
+        - positions: ``(L,)`` integer tensor; any integers (a negative position rotates the other way)
         - output: same shape and dtype as ``x``
 
     Raises:
         ValueError: odd or non-positive ``head_dim``; non-positive ``base``; in ``forward``, a wrong last
-            dimension, ``positions`` not of shape ``(L,)``, or a negative position.
+            dimension or ``positions`` not of shape ``(L,)``.
         TypeError: ``base`` not a number; non-integer ``positions``; non-float ``x``.
     """
-
-    cos_cached: Tensor
-    sin_cached: Tensor
 
     def __init__(self, head_dim: int, base: float = 10000.0, max_len: int = 512) -> None:
         super().__init__()
         head_dim = check_int("head_dim", head_dim, 1)
         if head_dim % 2:
-            raise ValueError(f"head_dim: RoPE rotates pairs of features, expected an even number, got {head_dim}")
-        if isinstance(base, bool) or not isinstance(base, (int, float)):
-            raise TypeError(f"base: expected a positive number, got {type(base).__name__}")
-        if not base > 0:
-            raise ValueError(f"base: expected a positive number, got {base}")
-        self.head_dim, self.base = head_dim, float(base)
-        cos, sin = self._tables(check_int("max_len", max_len, 0))
-        self.register_buffer("cos_cached", cos, persistent=False)  # (max_len, Dh/2)
-        self.register_buffer("sin_cached", sin, persistent=False)  # (max_len, Dh/2)
-
-    def _tables(self, length: int) -> tuple[Tensor, Tensor]:
-        """cos and sin of m·θ_j for m < length, in float64."""
-        j = torch.arange(self.head_dim // 2, dtype=torch.float64)
-        theta = self.base ** (-2.0 * j / self.head_dim)  # (Dh/2,)
-        angles = torch.arange(length, dtype=torch.float64)[:, None] * theta[None, :]  # (length, Dh/2)
-        return angles.cos(), angles.sin()
+            raise ValueError(f"head_dim: expected an even number (RoPE rotates pairs of features), got {head_dim}")
+        self.head_dim = head_dim
+        self.base = check_number("base", base, 0.0, open_min=True)
+        self.max_len = check_int("max_len", max_len, 0)
 
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:
         """Rotate ``x`` (queries or keys) to its ``positions``."""
-        x = _check_x(x, self.head_dim, "(..., L, Dh)")
-        if not isinstance(positions, Tensor) or positions.is_floating_point() or positions.is_complex() or (
-            positions.dtype == torch.bool
-        ):
-            got = positions.dtype if isinstance(positions, Tensor) else type(positions).__name__
-            raise TypeError(f"positions: expected an integer tensor, got {got}")
-        if positions.dim() != 1 or positions.shape[0] != x.shape[-2]:
-            raise ValueError(f"positions: expected shape (L,)=({x.shape[-2]},), got {tuple(positions.shape)}")
-        if positions.numel() == 0:
-            return x.clone()
-        if int(positions.min()) < 0:
-            raise ValueError(f"positions: expected non-negative positions, got min {int(positions.min())}")
-        needed = int(positions.max()) + 1
-        if needed > self.cos_cached.shape[0]:
-            cos, sin = self._tables(max(needed, 2 * self.cos_cached.shape[0]))
-            like = self.cos_cached
-            self.cos_cached = cos.to(device=like.device, dtype=like.dtype)
-            self.sin_cached = sin.to(device=like.device, dtype=like.dtype)
-        cos = self.cos_cached[positions].to(x.dtype)  # (L, Dh/2)
-        sin = self.sin_cached[positions].to(x.dtype)  # (L, Dh/2)
+        check_tensor("x", x, "float", "(..., L, Dh)", Dh=self.head_dim)
+        check_tensor("positions", positions, "int", "(L,)", L=x.shape[-2])
+        # cos and sin of m·θ_j for the positions asked for, in float64 and rounded once to x's dtype. Computed
+        # per call (L·Dh/2 numbers) rather than read from a table, which would have to grow to the largest
+        # position: reading that position from an accelerator would stall the host on every call.
+        j = torch.arange(self.head_dim // 2, dtype=torch.float64, device=positions.device)
+        theta = self.base ** (-2.0 * j / self.head_dim)  # (Dh/2,)
+        angles = positions.to(torch.float64)[:, None] * theta[None, :]  # (L, Dh/2)
+        cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)  # (L, Dh/2) each
         x1, x2 = x.chunk(2, dim=-1)  # (..., L, Dh/2) each: the two halves of every pair
         return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (..., L, Dh)
 

@@ -181,7 +181,7 @@ def test_from_torch_rejects_unsupported_modules() -> None:
 
 
 def test_bad_inputs_raise_naming_the_argument() -> None:
-    with pytest.raises(ValueError, match=r"d_model \(30\).*num_heads \(4\)"):
+    with pytest.raises(ValueError, match=r"^d_model: expected a multiple of num_heads=4, got 30$"):
         MultiHeadAttention(30, 4)
     attn = MultiHeadAttention(D, H)
     x = torch.randn(2, L, D)
@@ -189,11 +189,11 @@ def test_bad_inputs_raise_naming_the_argument() -> None:
         attn(torch.ones(2, L, D, dtype=torch.long), x, x)
     with pytest.raises(TypeError, match="key"):
         attn(x, torch.ones(2, L, D, dtype=torch.long), x)
-    with pytest.raises(ValueError, match=r"query: expected shape \(B, \*, D=32\)"):
+    with pytest.raises(ValueError, match=r"query: expected shape \(B, L, D=32\), got \(2, 5, 33\)"):
         attn(torch.randn(2, L, D + 1), x, x)
     with pytest.raises(ValueError, match="query"):
         attn(torch.randn(L, D), x, x)
-    with pytest.raises(ValueError, match="key/value"):
+    with pytest.raises(ValueError, match=r"value: expected shape \(B=2, S=5, D=32\), got \(2, 6, 32\)"):
         attn(x, x, torch.randn(2, L + 1, D))
     with pytest.raises(TypeError, match="mask"):
         attn(x, x, x, torch.zeros(L, L))  # a float (additive) mask is not silently accepted
@@ -209,7 +209,7 @@ def test_constructor_type_errors_name_the_argument() -> None:
         MultiHeadAttention(16.0, 4)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"num_heads: expected an int, got bool"):
         MultiHeadAttention(16, True)
-    with pytest.raises(TypeError, match=r"dropout: expected a float in \[0, 1\), got str"):
+    with pytest.raises(TypeError, match=r"dropout: expected a number, got str"):
         MultiHeadAttention(16, 4, dropout="0.1")  # type: ignore[arg-type]
 
 
@@ -221,9 +221,9 @@ def test_rope_of_the_wrong_head_dim_is_rejected_at_construction() -> None:
 def test_input_dtype_must_match_the_parameters() -> None:
     mha = MultiHeadAttention(16, 4)  # float32
     x = torch.randn(2, 3, 16, dtype=torch.float64)
-    with pytest.raises(TypeError, match=r"query: expected the parameters' dtype torch.float32, got torch.float64"):
+    with pytest.raises(TypeError, match=r"query: expected the dtype of the parameters \(torch.float32\), got torch.float64"):
         mha(x, x, x)
-    with pytest.raises(TypeError, match=r"key: expected the parameters' dtype torch.float32, got torch.float64"):
+    with pytest.raises(TypeError, match=r"key: expected the dtype of the parameters \(torch.float32\), got torch.float64"):
         mha(x.float(), x, x)
 
 

@@ -209,9 +209,9 @@ def test_empty_batch_and_sample_next_token_argument_errors() -> None:
     assert beam_search(model, _sources()[:0], 2, 5, BOS, EOS).shape[0] == 0
     with pytest.raises(ValueError, match=r"logits: expected shape \(B, V\), got \(5,\)"):
         sample_next_token(torch.randn(5), 1.0, top_k=2)
-    with pytest.raises(TypeError, match=r"temperature: expected a number >= 0, got str"):
+    with pytest.raises(TypeError, match=r"temperature: expected a number, got str"):
         sample_next_token(torch.randn(1, 5), "1")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"temperature: expected >= 0, got nan"):
+    with pytest.raises(ValueError, match=r"temperature: expected a number >= 0, got nan"):
         sample_next_token(torch.randn(1, 5), float("nan"))
 
 

@@ -157,7 +157,7 @@ def test_layers_return_weights_and_keep_no_state() -> None:
 
 
 def test_errors() -> None:
-    with pytest.raises(ValueError, match=r"d_model \(30\).*num_heads \(4\)"):
+    with pytest.raises(ValueError, match=r"^d_model: expected a multiple of num_heads=4, got 30$"):
         EncoderLayer(30, 4, FF)
     with pytest.raises(ValueError, match="num_layers"):
         Encoder(0, D, H, FF)
@@ -176,23 +176,23 @@ def _torch_encoder_layer(**kwargs: object) -> nn.TransformerEncoderLayer:
 
 def test_from_torch_rejects_settings_it_cannot_copy() -> None:
     """Each of these used to build a layer that silently computed something else (or crashed obscurely)."""
-    with pytest.raises(ValueError, match=r"activation must be relu or exact gelu.*tanh"):
+    with pytest.raises(ValueError, match=r"layer: expected the activation relu or exact gelu.*tanh"):
         EncoderLayer.from_torch(_torch_encoder_layer(activation=nn.GELU(approximate="tanh")))
     layer = _torch_encoder_layer()
     layer.norm2.eps = 1e-2  # only norm1.eps used to be read
-    with pytest.raises(ValueError, match=r"every LayerNorm must share one eps, got \[1e-05, 0.01\]"):
+    with pytest.raises(ValueError, match=r"layer: expected one eps shared by every LayerNorm, got \[1e-05, 0.01\]"):
         EncoderLayer.from_torch(layer)
     layer = _torch_encoder_layer()
     layer.norm1 = nn.LayerNorm(8, elementwise_affine=False)
-    with pytest.raises(ValueError, match=r"norm1 must be an affine LayerNorm"):
+    with pytest.raises(ValueError, match=r"layer: expected norm1 an affine LayerNorm"):
         EncoderLayer.from_torch(layer)
     layer = nn.TransformerEncoderLayer(8, 2, 16, 0.1, batch_first=True)
     layer.dropout1.p = 0.3
-    with pytest.raises(ValueError, match=r"every dropout must share one rate, got \[0.1, 0.3\]"):
+    with pytest.raises(ValueError, match=r"layer: expected one rate shared by every dropout, got \[0.1, 0.3\]"):
         EncoderLayer.from_torch(layer)
     decoder = nn.TransformerDecoderLayer(8, 2, 16, 0.0, batch_first=True)
     decoder.norm3.eps = 0.1
-    with pytest.raises(ValueError, match=r"every LayerNorm must share one eps"):
+    with pytest.raises(ValueError, match=r"layer: expected one eps shared by every LayerNorm"):
         DecoderLayer.from_torch(decoder)
 
 
@@ -209,17 +209,17 @@ def test_feed_forward_checks_its_input_and_sizes() -> None:
         ffn(torch.ones(1, 2, 16, dtype=torch.long))
     with pytest.raises(ValueError, match=r"x: expected shape \(\.\.\., D=16\), got \(1, 2, 8\)"):
         ffn(torch.ones(1, 2, 8))
-    with pytest.raises(TypeError, match=r"x: expected the parameters' dtype torch.float32, got torch.float64"):
+    with pytest.raises(TypeError, match=r"x: expected the dtype of the parameters \(torch.float32\), got torch.float64"):
         ffn(torch.ones(1, 2, 16, dtype=torch.float64))
     with pytest.raises(TypeError, match=r"d_ff: expected an int, got float"):
         FeedForward(16, 32.0)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"dropout: expected a probability in \[0, 1\), got 1.5"):
+    with pytest.raises(ValueError, match=r"dropout: expected a number in \[0, 1\), got 1.5"):
         FeedForward(16, 32, dropout=1.5)
     assert ffn(torch.randn(5, 16)).shape == (5, 16)  # any leading dimensions (the MoE experts rely on it)
 
 
 def test_layer_norm_eps_and_num_layers_are_validated() -> None:
-    with pytest.raises(ValueError, match=r"layer_norm_eps: expected a non-negative float, got -1"):
+    with pytest.raises(ValueError, match=r"layer_norm_eps: expected a number >= 0, got -1"):
         EncoderLayer(16, 4, 32, layer_norm_eps=-1)
     with pytest.raises(ValueError, match=r"layer_norm_eps"):
         DecoderLayer(16, 4, 32, layer_norm_eps=float("nan"))
@@ -232,11 +232,11 @@ def test_layer_inputs_are_checked_before_the_first_norm(norm_first: bool) -> Non
     # A pre-norm layer used to let LayerNorm fail first, with torch's "mixed dtype" RuntimeError.
     enc, dec = EncoderLayer(16, 4, 32, norm_first=norm_first), DecoderLayer(16, 4, 32, norm_first=norm_first)
     x = torch.randn(2, 5, 16)
-    with pytest.raises(TypeError, match=r"x: expected a floating-point tensor \(B, \*, D\), got dtype torch.int64"):
+    with pytest.raises(TypeError, match=r"x: expected a floating-point tensor \(B, \*, D\), got torch.int64"):
         enc(x.long())
     with pytest.raises(ValueError, match=r"x: expected shape \(B, \*, D=16\), got \(2, 5, 15\)"):
         enc(x[..., :15])
-    with pytest.raises(TypeError, match=r"x: expected the parameters' dtype torch.float32, got torch.float64"):
+    with pytest.raises(TypeError, match=r"x: expected the dtype of the parameters \(torch.float32\), got torch.float64"):
         enc(x.double())
     with pytest.raises(TypeError, match=r"memory: expected a floating-point tensor .* torch.int64"):
         dec(x, x.long())

@@ -57,7 +57,7 @@ def test_sinusoidal_module_adds_offset_rows_and_grows():
     assert module.pe.shape[0] >= 12
     assert "pe" not in module.state_dict()
     assert module(x.float()).dtype == torch.float32
-    with pytest.raises(ValueError, match=r"x: expected shape \(B, L, D\) with last dimension 6"):
+    with pytest.raises(ValueError, match=r"x: expected shape \(\.\.\., L, D=6\), got \(2, 3, 5\)"):
         module(torch.randn(2, 3, 5))
     with pytest.raises(ValueError, match="offset: expected a non-negative int, got -1"):
         module(x, offset=-1)
@@ -75,9 +75,9 @@ def test_learned_embedding_offset_and_max_len_error():
     module = LearnedPositionalEmbedding(6, 4)
     x = torch.randn(2, 3, 4)
     assert_close(module(x, offset=2), x + module.embedding.weight[2:5], rtol=0, atol=0)
-    with pytest.raises(ValueError, match=r"offset \+ L = 4 \+ 3 = 7 exceed max_len = 6"):
+    with pytest.raises(ValueError, match=r"x: expected positions offset \+ L <= max_len=6, got 4 \+ 3 = 7"):
         module(x, offset=4)
-    with pytest.raises(ValueError, match="exceed max_len = 6"):
+    with pytest.raises(ValueError, match=r"x: expected positions offset \+ L <= max_len=6, got 0 \+ 7 = 7"):
         module(torch.randn(1, 7, 4))
 
 
@@ -130,11 +130,10 @@ def test_rope_relative_property_and_norm_preserved():
     assert_close(q_rot.norm(dim=-1), q.norm().expand(40), rtol=1e-6, atol=1e-6)
 
 
-def test_rope_cache_grows_and_is_not_saved():
+def test_rope_positions_past_max_len_are_exact_and_nothing_is_saved():
     rope = RotaryEmbedding(4, max_len=2)
     x = torch.randn(3, 4, dtype=torch.float64)
-    out = rope(x, torch.tensor([0, 50, 100]))
-    assert rope.cos_cached.shape[0] >= 101
+    out = rope(x, torch.tensor([0, 50, 100]))  # no table to outgrow: cos/sin come from the positions
     rows = [_rope_reference(r, m) for r, m in zip(x.tolist(), (0, 50, 100), strict=True)]
     assert_close(out, torch.tensor(rows, dtype=torch.float64), rtol=1e-10, atol=1e-10)
     assert rope.state_dict() == {}
@@ -143,16 +142,15 @@ def test_rope_cache_grows_and_is_not_saved():
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
-        (lambda: RotaryEmbedding(5), ValueError, "head_dim: RoPE rotates pairs.*got 5"),
+        (lambda: RotaryEmbedding(5), ValueError, r"head_dim: expected an even number \(RoPE rotates pairs of features\), got 5"),
         (lambda: RotaryEmbedding(4)(torch.randn(3, 4), torch.tensor([0.0, 1.0, 2.0])), TypeError,
-         "positions: expected an integer tensor"),
+         r"positions: expected an integer tensor \(L,\), got torch.float32"),
         (lambda: RotaryEmbedding(4)(torch.randn(3, 4), torch.tensor([0, 1])), ValueError,
-         r"positions: expected shape \(L,\)=\(3,\)"),
-        (lambda: RotaryEmbedding(4)(torch.randn(2, 4), torch.tensor([0, -1])), ValueError, "non-negative"),
+         r"positions: expected shape \(L=3,\), got \(2,\)"),
         (lambda: RotaryEmbedding(4)(torch.randn(2, 6), torch.tensor([0, 1])), ValueError,
-         r"x: expected shape \(\.\.\., L, Dh\) with last dimension 4"),
+         r"x: expected shape \(\.\.\., L, Dh=4\), got \(2, 6\)"),
         (lambda: RotaryEmbedding(4)(torch.ones(2, 4, dtype=torch.long), torch.tensor([0, 1])), TypeError,
-         "x: expected a floating-point tensor"),
+         r"x: expected a floating-point tensor \(\.\.\., L, Dh\), got torch.int64"),
         (lambda: sinusoidal_positional_encoding(4, 0), ValueError, "d_model: expected a positive int"),
     ],
 )
@@ -164,6 +162,15 @@ def test_positional_errors(call, error, match):
 # --- regressions found by the hostile review ---------------------------------------------------------------
 
 
+def test_rope_negative_positions_rotate_back() -> None:
+    # RoPE is a rotation by m·θ for every integer m: position -m undoes position m
+    rope = RotaryEmbedding(8)
+    x = torch.randn(2, 5, 8, dtype=torch.float64)
+    m = torch.tensor([0, 3, 7, 100, 2048])
+    assert_close(rope(rope(x, m), -m), x, rtol=1e-12, atol=1e-12)
+    assert not torch.allclose(rope(x, m), x)
+
+
 def test_sinusoidal_table_rejects_an_integer_dtype() -> None:
     # torch.long used to round every value in [-1, 1] to 0 or ±1, silently
     with pytest.raises(TypeError, match=r"dtype: expected a floating-point torch.dtype"):
@@ -171,7 +178,7 @@ def test_sinusoidal_table_rejects_an_integer_dtype() -> None:
 
 
 def test_rope_base_must_be_a_number() -> None:
-    with pytest.raises(TypeError, match=r"base: expected a positive number, got str"):
+    with pytest.raises(TypeError, match=r"base: expected a number, got str"):
         RotaryEmbedding(8, base="1e4")  # type: ignore[arg-type]
 
 

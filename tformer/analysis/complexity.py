@@ -37,7 +37,7 @@ from typing import Any, Literal
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from tformer._checks import check_int
+from tformer._checks import check_choice, check_int, check_type
 
 __all__ = [
     "attention_matrix_bytes",
@@ -60,9 +60,7 @@ LAYERS = ("self_attention", "rnn", "conv")
 
 
 def _layer(layer: str) -> str:
-    if layer not in LAYERS:
-        raise ValueError(f"layer: expected one of {LAYERS}, got {layer!r}")
-    return layer
+    return check_choice("layer", layer, LAYERS)
 
 
 # ----------------------------------------------------------------------------------------------- FLOP formulas
@@ -124,9 +122,7 @@ def feed_forward_flops(n: int, d: int, d_ff: int) -> int:
 
 # --------------------------------------------------------------------------------------------- memory formulas
 def _element_size(dtype: torch.dtype) -> int:
-    if not isinstance(dtype, torch.dtype):
-        raise TypeError(f"dtype: expected a torch.dtype, got {type(dtype).__name__}")
-    return torch.empty((), dtype=dtype).element_size()
+    return torch.empty((), dtype=check_type("dtype", dtype, torch.dtype, "a torch.dtype")).element_size()
 
 
 def attention_matrix_bytes(
@@ -246,10 +242,9 @@ def median_time(
     """
     check_int("repeats", repeats, 1)
     check_int("warmup", warmup, 0)
-    if clock not in ("wall", "cpu"):
-        raise ValueError(f"clock: expected 'wall' or 'cpu', got {clock!r}")
+    check_choice("clock", clock, ("wall", "cpu"))
     if clock == "cpu" and device is not None and torch.device(device).type == "cuda":
-        raise ValueError("clock: 'cpu' measures CPU seconds; use clock='wall' on a CUDA device")
+        raise ValueError("clock: expected 'wall' on a CUDA device ('cpu' measures CPU seconds), got 'cpu'")
     read = time.perf_counter if clock == "wall" else time.process_time
     for _ in range(warmup):
         fn()
@@ -376,12 +371,12 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> float:
     if len(x) != len(y) or len(x) < 2:
         raise ValueError(f"x, y: expected two sequences of equal length >= 2, got {len(x)} and {len(y)}")
     if min(x) <= 0 or min(y) <= 0:
-        raise ValueError("x, y: expected positive values for a log-log fit")
+        raise ValueError(f"x, y: expected positive values for a log-log fit, got minima {min(x)} and {min(y)}")
     lx = [math.log(v) for v in x]
     ly = [math.log(v) for v in y]
     mx, my = statistics.fmean(lx), statistics.fmean(ly)
     num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
     den = sum((a - mx) ** 2 for a in lx)
     if den == 0:
-        raise ValueError("x: expected at least two different values")
+        raise ValueError(f"x: expected at least two different values, got only {x[0]}")
     return num / den

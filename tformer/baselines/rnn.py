@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tformer._checks import check_int
+from tformer._checks import check_activation, check_choice, check_int, check_tensor, check_type
 
 __all__ = ["GRU", "LSTM", "RNN", "count_parameters", "hidden_state_jacobian_norms"]
 
@@ -107,20 +107,8 @@ class _Recurrent(nn.Module):
             ValueError: ``input`` is not (B, L, D_in) with L ≥ 1 and D_in = ``input_size``; ``state`` has the
                 wrong shape.
         """
-        w = self.weight_ih_l0
-        if not isinstance(input, Tensor):
-            raise TypeError(f"input: expected a tensor (B, L, D_in), got {type(input).__name__}")
-        if not input.is_floating_point():
-            raise TypeError(
-                f"input: expected a floating-point tensor (B, L, D_in), got dtype {input.dtype} "
-                "(token ids must go through an nn.Embedding first)"
-            )
-        if input.dtype != w.dtype:
-            raise TypeError(f"input: dtype {input.dtype} does not match the parameters' dtype {w.dtype}")
-        if input.dim() != 3 or input.shape[1] < 1 or input.shape[2] != self.input_size:
-            raise ValueError(
-                f"input: expected (B, L, D_in) with L ≥ 1 and D_in={self.input_size}, got {tuple(input.shape)}"
-            )
+        # token ids must go through an nn.Embedding first: they fail the floating-point check
+        check_activation("input", input, "(B, L, D_in)", self.weight_ih_l0, nonempty="L", D_in=self.input_size)
         B, L, _ = input.shape
         states = self._zero_state(B, input) if state is None else self._split_state(state, B, input)
 
@@ -148,10 +136,9 @@ class _Recurrent(nn.Module):
             TypeError: ``module`` is not an instance of the matching torch class.
             ValueError: ``module`` is bidirectional, has ``proj_size > 0`` or active inter-layer dropout.
         """
-        if not isinstance(module, cls._torch_cls):
-            raise TypeError(f"module: expected torch.nn.{cls._torch_cls.__name__}, got {type(module).__name__}")
+        check_type("module", module, cls._torch_cls, f"torch.nn.{cls._torch_cls.__name__}")
         if module.bidirectional:
-            raise ValueError("module: bidirectional modules are not supported, got bidirectional=True")
+            raise ValueError("module: expected bidirectional=False (not implemented here), got bidirectional=True")
         if getattr(module, "proj_size", 0):
             raise ValueError(f"module: expected proj_size=0, got {module.proj_size}")
         if module.num_layers > 1 and module.dropout > 0:
@@ -168,12 +155,9 @@ class _Recurrent(nn.Module):
 
 
 def _check_state_tensor(value: object, name: str, shape: tuple[int, ...], ref: Tensor) -> None:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name}: expected a tensor (num_layers, B, H_hid) = {shape}, got {type(value).__name__}")
-    if tuple(value.shape) != shape:
-        raise ValueError(f"{name}: expected (num_layers, B, H_hid) = {shape}, got {tuple(value.shape)}")
-    if value.dtype != ref.dtype:
-        raise TypeError(f"{name}: expected dtype {ref.dtype} (the input's), got {value.dtype}")
+    num_layers, B, H_hid = shape
+    check_tensor(name, value, "float", "(num_layers, B, H_hid)", dtype=ref.dtype, of="input",
+                 num_layers=num_layers, B=B, H_hid=H_hid)
 
 
 class RNN(_Recurrent):
@@ -199,8 +183,7 @@ class RNN(_Recurrent):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bias: bool = True,
     ) -> None:
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f'nonlinearity: expected "tanh" or "relu", got {nonlinearity!r}')
+        check_choice("nonlinearity", nonlinearity, ("tanh", "relu"))
         super().__init__(input_size, hidden_size, num_layers=num_layers, bias=bias)
         self.nonlinearity = nonlinearity
 
@@ -260,8 +243,8 @@ class LSTM(_Recurrent):
         if not isinstance(state, tuple | list) or len(state) != 2:
             raise TypeError(f"state: expected a pair (h_0, c_0) of tensors, got {type(state).__name__}")
         shape = (self.num_layers, batch, self.hidden_size)
-        _check_state_tensor(state[0], "state[0] (h_0)", shape, ref)
-        _check_state_tensor(state[1], "state[1] (c_0)", shape, ref)
+        _check_state_tensor(state[0], "h_0", shape, ref)
+        _check_state_tensor(state[1], "c_0", shape, ref)
         return list(zip(state[0].unbind(0), state[1].unbind(0), strict=True))
 
     def _merge_states(self, states: list[LayerState]) -> tuple[Tensor, Tensor]:
@@ -329,12 +312,10 @@ def hidden_state_jacobian_norms(
     Source: Bengio, Simard & Frasconi 1994, "Learning Long-Term Dependencies with Gradient Descent is
     Difficult"; Pascanu, Mikolov & Bengio 2013, "On the difficulty of training recurrent neural networks", §2.
     """
-    if not isinstance(cell, _Recurrent):
-        raise TypeError(f"cell: expected tformer.baselines.rnn.RNN, LSTM or GRU, got {type(cell).__name__}")
+    check_type("cell", cell, _Recurrent, "tformer.baselines.rnn.RNN, LSTM or GRU")
     if cell.num_layers != 1:
         raise ValueError(f"cell: expected num_layers=1, got {cell.num_layers}")
-    if norm not in ("spectral", "fro"):
-        raise ValueError(f'norm: expected "spectral" or "fro", got {norm!r}')
+    check_choice("norm", norm, ("spectral", "fro"))
     if isinstance(inputs, Tensor) and inputs.dim() == 2:
         inputs = inputs.unsqueeze(0)  # (1, L, D_in)
     if isinstance(inputs, Tensor) and inputs.dim() == 3 and inputs.shape[0] != 1:

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from tformer._checks import check_int
+from tformer._checks import check_choice, check_ids, check_int, check_tensor
 from tformer.decoding import _check_bos_eos
 
 __all__ = ["BahdanauAttention", "Seq2SeqRNN"]
@@ -74,16 +74,12 @@ class BahdanauAttention(nn.Module):
                 f"query: expected (B, Dq) or (B, L, Dq) with Dq={self.w_query.in_features}, got {tuple(query.shape)}"
             )
         B = q.shape[0]
-        if keys.dim() != 3 or keys.shape[0] != B or keys.shape[-1] != self.w_key.in_features:
-            raise ValueError(
-                f"keys: expected (B, S, Dk) with B={B}, Dk={self.w_key.in_features}, got {tuple(keys.shape)}"
-            )
+        check_tensor("keys", keys, "float", "(B, S, Dk)", B=B, Dk=self.w_key.in_features)
         S = keys.shape[1]
         k = self.project_keys(keys) if projected_keys is None else projected_keys  # (B, S, A)
         scores = self.v(torch.tanh(self.w_query(q).unsqueeze(2) + k.unsqueeze(1))).squeeze(-1)  # (B, L, S)
         if mask is not None:
-            if mask.dtype != torch.bool:
-                raise TypeError(f"mask: expected a bool tensor (True = may attend), got dtype {mask.dtype}")
+            check_tensor("mask", mask, "bool")
             if mask.dim() == 2:
                 mask = mask.unsqueeze(1)  # (B, 1, S)
             if mask.dim() != 3 or mask.shape[0] != B or mask.shape[-1] != S or mask.shape[1] not in (1, q.shape[1]):
@@ -145,10 +141,8 @@ class Seq2SeqRNN(nn.Module):
             ("hidden_size", hidden_size),
         ):
             check_int(name, value, 1)
-        if cell not in ("gru", "lstm"):
-            raise ValueError(f'cell: expected "gru" or "lstm", got {cell!r}')
-        if attention not in (None, "bahdanau"):
-            raise ValueError(f'attention: expected None or "bahdanau", got {attention!r}')
+        check_choice("cell", cell, ("gru", "lstm"))
+        check_choice("attention", attention, (None, "bahdanau"))
         if not 0 <= check_int("pad_id", pad_id) < min(src_vocab_size, tgt_vocab_size):
             raise ValueError(f"pad_id: expected an id in [0, {min(src_vocab_size, tgt_vocab_size)}), got {pad_id}")
         self.cell = cell
@@ -166,30 +160,25 @@ class Seq2SeqRNN(nn.Module):
         self.output = nn.Linear(2 * hidden_size, tgt_vocab_size)
 
     # --- checks ---------------------------------------------------------------------------------------------
-    def _check_ids(self, ids: Tensor, name: str, vocab: int, letters: str) -> None:
-        if not isinstance(ids, Tensor) or ids.dtype not in (torch.int64, torch.int32):
-            got = ids.dtype if isinstance(ids, Tensor) else type(ids).__name__
-            raise TypeError(f"{name}: expected an integer tensor (int64 or int32) of token ids {letters}, got {got}")
-        if ids.dim() != 2 or ids.shape[0] < 1 or ids.shape[1] < 1:
-            raise ValueError(f"{name}: expected {letters} with B ≥ 1 and length ≥ 1, got {tuple(ids.shape)}")
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab):
-            raise ValueError(f"{name}: ids must lie in [0, {vocab}), got range [{int(ids.min())}, {int(ids.max())}]")
+    @staticmethod
+    def _check_ids(ids: Tensor, name: str, vocab: int, letters: str) -> None:
+        check_tensor(name, ids, "int", letters, dtype=(torch.int64, torch.int32), nonempty=letters.strip("()"))
+        check_ids(name, ids, vocab)
 
     def _source_mask(self, src: Tensor, src_mask: Tensor | None) -> Tensor:
         self._check_ids(src, "src", self.src_embedding.num_embeddings, "(B, S)")
         if src_mask is None:
             src_mask = src != self.pad_id  # (B, S), True = real token
-        elif src_mask.dtype != torch.bool or src_mask.shape != src.shape:
-            raise ValueError(
-                f"src_mask: expected a bool tensor (B, S) = {tuple(src.shape)}, "
-                f"got {src_mask.dtype} {tuple(src_mask.shape)}"
-            )
+        else:
+            check_tensor("src_mask", src_mask, "bool", "(B, S)", B=src.shape[0], S=src.shape[1])
+        # Value checks, kept although they read the mask back to the host: the encoder packs the rows by
+        # length (pack_padded_sequence), which needs the lengths on the host anyway.
         lengths = src_mask.sum(dim=1)  # (B,)
         if bool((lengths == 0).any()):
-            raise ValueError("src: every row needs at least one non-padding token")
+            raise ValueError("src: expected at least one non-padding token in every row, got a row of padding")
         positions = torch.arange(src.shape[1], device=src.device)
         if not bool((src_mask == (positions < lengths[:, None])).all()):
-            raise ValueError("src: expected right padding (real tokens first, then padding) in every row")
+            raise ValueError("src: expected right padding (real tokens first, then padding) in every row, got another")
         return src_mask
 
     # --- encoder and one decoder step -----------------------------------------------------------------------
@@ -254,7 +243,7 @@ class Seq2SeqRNN(nn.Module):
             ValueError: bad shapes or ids (see :meth:`encode`); ``return_attention`` without attention.
         """
         if return_attention and self.attention is None:
-            raise ValueError("return_attention: this model has attention=None, so there are no weights to return")
+            raise ValueError("return_attention: expected False for a model built with attention=None, got True")
         enc_out, state, src_mask = self.encode(src, src_mask)
         self._check_ids(tgt_in, "tgt_in", self.tgt_embedding.num_embeddings, "(B, L)")
         if tgt_in.shape[0] != src.shape[0]:
@@ -306,7 +295,7 @@ class Seq2SeqRNN(nn.Module):
         check_int("max_len", max_len, 1)
         _check_bos_eos(bos_id, eos_id, self.pad_id)
         if return_attention and self.attention is None:
-            raise ValueError("return_attention: this model has attention=None, so there are no weights to return")
+            raise ValueError("return_attention: expected False for a model built with attention=None, got True")
         enc_out, state, src_mask = self.encode(src, src_mask)
         memory = self._memory(enc_out, state, src_mask)
         B = src.shape[0]

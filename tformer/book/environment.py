@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import torch
 
-from tformer._checks import check_int
+from tformer._checks import check_choice, check_int
 
 __all__ = ["environment_report", "get_device", "seed_everything"]
 
@@ -51,15 +51,14 @@ def get_device(prefer: str | None = None) -> torch.device:
     """
     if prefer is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if prefer not in {"cpu", "cuda", "mps"}:
-        raise ValueError(f"prefer: expected None, 'cpu', 'cuda' or 'mps', got {prefer!r}")
+    check_choice("prefer", prefer, ("cpu", "cuda", "mps"))
     available = {
         "cpu": True,
         "cuda": torch.cuda.is_available(),
         "mps": bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()),
     }
     if not available[prefer]:
-        raise ValueError(f"prefer: device {prefer!r} is not available on this machine")
+        raise ValueError(f"prefer: expected a device available on this machine, got {prefer!r}")
     return torch.device(prefer)
 
 

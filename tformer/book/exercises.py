@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from tformer._checks import check_int
+
 __all__ = ["answer_digest", "check", "exercise_ids", "make_entry"]
 
 
@@ -49,8 +51,7 @@ def answer_digest(answer: Any, decimals: int) -> str:
         TypeError: if ``answer`` is not a number, a sequence of numbers, a tensor/array or a string.
         ValueError: if it holds NaN or infinity, or ``decimals`` is negative.
     """
-    if decimals < 0:
-        raise ValueError(f"decimals: expected >= 0, got {decimals}")
+    check_int("decimals", decimals, 0)
     return hashlib.sha256(_canonical(answer, decimals).encode()).hexdigest()
 
 
@@ -82,7 +83,7 @@ def check(exercise_id: str, answer: Any) -> bool:
     """
     table = _answers()
     if exercise_id not in table:
-        raise ValueError(f"exercise_id: unknown exercise {exercise_id!r}; known: {', '.join(sorted(table))}")
+        raise ValueError(f"exercise_id: expected a known exercise ({', '.join(sorted(table))}), got {exercise_id!r}")
     entry = table[exercise_id]
     correct = answer_digest(answer, entry["decimals"]) == entry["digest"]
     verdict = "correct!" if correct else f"not yet. Hint: {entry['hint']}"

@@ -54,6 +54,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from tformer._checks import check_int
+
 __all__ = [
     "HELD_OUT_PAIRINGS",
     "SEED_EXAMPLES",
@@ -249,8 +251,7 @@ def generate_sentence(rng: random.Random, num_clauses: int) -> tuple[str, str, f
     Raises:
         ValueError: if ``num_clauses < 1``.
     """
-    if num_clauses < 1:
-        raise ValueError(f"num_clauses: expected >= 1, got {num_clauses}")
+    check_int("num_clauses", num_clauses, 1)
     sent = _Sentence()
     for i in range(num_clauses):
         if i > 0:
@@ -324,14 +325,12 @@ def generate_corpus(
     """
     for name, value in (("validation_size", validation_size), ("test_size", test_size),
                         ("combinations_size", combinations_size)):  # fmt: skip
-        if value < 0:
-            raise ValueError(f"{name}: expected >= 0, got {value}")
-    if test_size < len(SEED_EXAMPLES):
-        raise ValueError(f"test_size: expected >= {len(SEED_EXAMPLES)} (the seed examples), got {test_size}")
-    if num_pairs <= validation_size + test_size:
+        check_int(name, value, 0)
+    check_int("test_size", test_size, len(SEED_EXAMPLES))  # room for the seed examples
+    if check_int("num_pairs", num_pairs) <= validation_size + test_size:
         raise ValueError(
-            f"num_pairs ({num_pairs}) must exceed validation_size + test_size ({validation_size + test_size}) "
-            "so the train split is not empty"
+            f"num_pairs: expected more than validation_size + test_size = {validation_size + test_size} "
+            f"(a non-empty train split), got {num_pairs}"
         )
     if not clause_weights or max(clause_weights) <= 0 or min(clause_weights) < 0:
         raise ValueError(f"clause_weights: expected non-negative weights, one positive, got {clause_weights}")
@@ -346,7 +345,7 @@ def generate_corpus(
         attempts += 1
         if attempts > 50 * (num_pairs + combinations_size):
             raise ValueError(
-                f"num_pairs ({num_pairs}): the grammar cannot produce that many distinct sentences"
+                f"num_pairs: expected at most the distinct sentences the grammar can produce, got {num_pairs}"
             )
         en, zh, pairings = generate_sentence(rng, rng.choices(clause_counts, weights=clause_weights)[0])
         if pairings & HELD_OUT_PAIRINGS:

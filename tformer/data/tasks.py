@@ -17,6 +17,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Collection
 
+from tformer._checks import check_int
+
 __all__ = [
     "FIRST_SYMBOL",
     "copy_task",
@@ -35,11 +37,9 @@ def task_vocab_size(num_symbols: int) -> int:
 
 
 def _check(num_examples: int, num_symbols: int, min_len: int, max_len: int) -> None:
-    if num_examples < 1:
-        raise ValueError(f"num_examples: expected >= 1, got {num_examples}")
-    if num_symbols < 2:
-        raise ValueError(f"num_symbols: expected >= 2, got {num_symbols}")
-    if not 1 <= min_len <= max_len:
+    check_int("num_examples", num_examples, 1)
+    check_int("num_symbols", num_symbols, 2)
+    if not 1 <= check_int("length", min_len) <= check_int("length", max_len):
         raise ValueError(f"length: expected 1 <= min_len <= max_len, got ({min_len}, {max_len})")
 
 
@@ -55,7 +55,7 @@ def _sequence_task(
     _check(num_examples, num_symbols, min_len, max_len)
     capacity = sum(num_symbols**n for n in range(min_len, max_len + 1)) - len(exclude)
     if num_examples > capacity:
-        raise ValueError(f"num_examples ({num_examples}) exceeds the {capacity} distinct sequences available")
+        raise ValueError(f"num_examples: expected at most the {capacity} distinct sequences available, got {num_examples}")
     rng = random.Random(seed)
     seen = set(exclude)
     pairs = []
@@ -149,12 +149,9 @@ def long_range_recall(
         ValueError: if ``distance < 0``, ``num_examples < 1``, ``num_symbols < 2`` or ``num_keys`` is not in
             ``[2, num_symbols]``.
     """
-    if distance < 0:
-        raise ValueError(f"distance: expected >= 0, got {distance}")
+    check_int("distance", distance, 0)
     _check(num_examples, num_symbols, 1, 1)
-    num_keys = num_symbols if num_keys is None else num_keys
-    if not 2 <= num_keys <= num_symbols:
-        raise ValueError(f"num_keys: expected 2 <= num_keys <= num_symbols ({num_symbols}), got {num_keys}")
+    num_keys = num_symbols if num_keys is None else check_int("num_keys", num_keys, 2, num_symbols)
     rng = random.Random(seed)
     pairs = []
     for _ in range(num_examples):

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from tformer._checks import check_ids, check_int, check_tensor
+
 __all__ = [
     "BOS_ID",
     "EOS_ID",
@@ -76,7 +78,7 @@ class Vocab:
         clash = sorted(set(tokens) & set(SPECIAL_TOKENS))
         if clash:
             raise ValueError(
-                f"tokens: must not contain the special tokens {clash}; they are added at ids 0-3"
+                f"tokens: expected no special tokens (they are added at ids 0-3), got {clash}"
             )
         self.itos: tuple[str, ...] = (*SPECIAL_TOKENS, *tokens)
         self.stoi: dict[str, int] = {t: i for i, t in enumerate(self.itos)}
@@ -90,15 +92,14 @@ class Vocab:
         Raises:
             ValueError: if no token reaches ``min_freq`` (for example an empty corpus), or ``min_freq < 1``.
         """
-        if min_freq < 1:
-            raise ValueError(f"min_freq: expected >= 1, got {min_freq}")
+        check_int("min_freq", min_freq, 1)
         counts: Counter[str] = Counter()
         for seq in sequences:
             counts.update(seq)
         kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in SPECIAL_TOKENS),
                       key=lambda t: (-counts[t], t))  # fmt: skip
         if not kept:
-            raise ValueError(f"sequences: empty corpus, no token occurs at least min_freq={min_freq} times")
+            raise ValueError(f"sequences: expected a token that occurs at least min_freq={min_freq} times, got none")
         return cls(kept)
 
     def __len__(self) -> int:
@@ -147,14 +148,14 @@ class Vocab:
             if idx is None:
                 if strict:
                     raise ValueError(
-                        f"tokens: unknown token {tok!r} is not in the vocabulary (size {len(self)})"
+                        f"tokens: expected tokens of the vocabulary (size {len(self)}), got unknown token {tok!r}"
                     )
                 idx = UNK_ID
             ids.append(idx)
         if add_eos:
             ids.append(EOS_ID)
         if max_len is not None and len(ids) > max_len:
-            raise ValueError(f"tokens: sequence of length {len(ids)} exceeds max_len={max_len}")
+            raise ValueError(f"tokens: expected at most max_len={max_len} ids, got {len(ids)}")
         return ids
 
     def decode(
@@ -171,14 +172,12 @@ class Vocab:
             ValueError: if an id is outside ``[0, len(self))``, or ``ids`` is a tensor that is not 1-D.
         """
         if isinstance(ids, Tensor):
-            if ids.dim() != 1:
-                raise ValueError(f"ids: expected a 1-D tensor (L,), got shape {tuple(ids.shape)}")
-            ids = ids.tolist()
+            ids = check_tensor("ids", ids, "int", "(L,)").tolist()
         out = []
         for idx in ids:
             idx = int(idx)
             if not 0 <= idx < len(self.itos):
-                raise ValueError(f"ids: id {idx} is outside the vocabulary [0, {len(self.itos)})")
+                raise ValueError(f"ids: expected ids in [0, V={len(self.itos)}), got {idx}")
             if idx == EOS_ID and stop_at_eos:
                 break
             if skip_special and idx in (PAD_ID, BOS_ID, EOS_ID):
@@ -190,13 +189,11 @@ class Vocab:
         """Raise if ``ids`` holds an id the vocabulary does not have (a batch encoded with another vocabulary).
 
         Raises:
-            ValueError: naming ``name``, the offending id and the vocabulary size.
+            TypeError: if ``ids`` is not an integer tensor.
+            ValueError: naming ``name``, the range of ids found and the vocabulary size (see
+                :func:`tformer._checks.check_ids`).
         """
-        if ids.numel() and (int(ids.max()) >= len(self) or int(ids.min()) < 0):
-            bad = int(ids.max()) if int(ids.max()) >= len(self) else int(ids.min())
-            raise ValueError(
-                f"{name}: id {bad} is outside the vocabulary [0, {len(self)}); mismatched vocabulary?"
-            )
+        check_ids(name, check_tensor(name, ids, "int"), len(self))
 
     def to_list(self) -> list[str]:
         """The ordinary tokens in id order (``Vocab(v.to_list()) == v``), e.g. to store in a checkpoint."""
@@ -256,8 +253,7 @@ def load_english_text(*, validation_every: int = 10) -> EnglishText:
     Raises:
         ValueError: if ``validation_every < 2``.
     """
-    if validation_every < 2:
-        raise ValueError(f"validation_every: expected >= 2, got {validation_every}")
+    check_int("validation_every", validation_every, 2)
     from pydoc_data.topics import topics  # the standard library's help texts
 
     paragraphs = []
@@ -291,7 +287,7 @@ def pad_sequences(
         raise ValueError("sequences: expected at least one sequence, got none")
     longest = max(len(s) for s in sequences)
     if max_len is not None and longest > max_len:
-        raise ValueError(f"sequences: a sequence of length {longest} exceeds max_len={max_len}")
+        raise ValueError(f"sequences: expected lengths of at most max_len={max_len}, got {longest}")
     out = torch.full((len(sequences), longest), pad_id, dtype=torch.long)  # (B, L)
     for i, seq in enumerate(sequences):
         out[i, : len(seq)] = torch.as_tensor(seq, dtype=torch.long)
@@ -314,9 +310,8 @@ def bucket_batches(
         ValueError: if ``lengths`` is empty or ``batch_size < 1``.
     """
     if len(lengths) == 0:
-        raise ValueError("lengths: empty corpus, nothing to batch")
-    if batch_size < 1:
-        raise ValueError(f"batch_size: expected >= 1, got {batch_size}")
+        raise ValueError("lengths: expected at least one example to batch, got none")
+    check_int("batch_size", batch_size, 1)
     order = list(range(len(lengths)))
     if not shuffle:
         order.sort(key=lambda i: lengths[i])
@@ -374,15 +369,14 @@ class PairBatches:
         pool: int = 1,
     ) -> None:
         if len(src) == 0:
-            raise ValueError("src: empty corpus, nothing to batch")
+            raise ValueError("src: expected at least one sequence to batch, got none")
         if len(src) != len(tgt):
             raise ValueError(
                 f"src and tgt: expected the same number of sequences, got {len(src)} and {len(tgt)}"
             )
         if any(len(s) == 0 for s in src) or any(len(t) == 0 for t in tgt):
-            raise ValueError("src/tgt: found an empty sequence")
-        if pool < 1:
-            raise ValueError(f"pool: expected >= 1, got {pool}")
+            raise ValueError("src, tgt: expected non-empty sequences, got an empty one")
+        check_int("pool", pool, 1)
         self.src = [[*s, EOS_ID] if src_eos else list(s) for s in src]
         self.tgt = [[*t, EOS_ID] if add_eos else list(t) for t in tgt]
         self.batch_size, self.shuffle, self.seed, self.pool = batch_size, shuffle, seed, pool
@@ -425,14 +419,10 @@ class WindowBatches:
     def __init__(
         self, ids: Tensor, block_size: int, batch_size: int, num_batches: int, *, seed: int = 0
     ) -> None:
-        if ids.dim() != 1 or ids.numel() <= block_size:
-            raise ValueError(
-                f"ids: expected a 1-D stream longer than block_size={block_size}, got {tuple(ids.shape)}"
-            )
-        if min(block_size, batch_size, num_batches) < 1:
-            raise ValueError(
-                f"block_size, batch_size, num_batches: expected >= 1, got {block_size}, {batch_size}, {num_batches}"
-            )
+        for name, value in (("block_size", block_size), ("batch_size", batch_size), ("num_batches", num_batches)):
+            check_int(name, value, 1)
+        if check_tensor("ids", ids, "int", "(N,)").numel() <= block_size:
+            raise ValueError(f"ids: expected a stream longer than block_size={block_size}, got {ids.numel()} ids")
         self.ids, self.block_size, self.batch_size, self.num_batches = (
             ids,
             block_size,

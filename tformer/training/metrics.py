@@ -15,6 +15,7 @@ import sacrebleu
 import torch
 from torch import Tensor
 
+from tformer._checks import check_int, check_number, check_tensor
 from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, Vocab, bucket_batches, pad_sequences
 
 __all__ = [
@@ -81,6 +82,8 @@ def token_accuracy(predictions: Tensor, targets: Tensor, *, pad_id: int = PAD_ID
     Raises:
         ValueError: if the shapes disagree or every target is padding.
     """
+    check_tensor("targets", targets, "int", "(B, L)")
+    check_tensor("predictions", predictions)
     if predictions.dim() == targets.dim() + 1:
         predictions = predictions.argmax(dim=-1)  # (B, L)
     if predictions.shape != targets.shape:
@@ -89,7 +92,7 @@ def token_accuracy(predictions: Tensor, targets: Tensor, *, pad_id: int = PAD_ID
         )
     keep = targets != pad_id
     if not bool(keep.any()):
-        raise ValueError("targets: every position is padding, accuracy is undefined")
+        raise ValueError(f"targets: expected at least one position that is not pad_id={pad_id}, got none")
     return float((predictions.eq(targets) & keep).sum()) / float(keep.sum())
 
 
@@ -119,8 +122,7 @@ def length_bucket_label(length: int, edges: Sequence[int] = DEFAULT_LENGTH_EDGES
     Raises:
         ValueError: if ``length < 1`` or ``edges`` is not strictly increasing and positive.
     """
-    if length < 1:
-        raise ValueError(f"length: expected >= 1, got {length}")
+    check_int("length", length, 1)
     if not edges or any(b <= a for a, b in itertools.pairwise(edges)) or edges[0] < 1:
         raise ValueError(f"edges: expected strictly increasing positive integers, got {tuple(edges)}")
     low = 1
@@ -210,7 +212,7 @@ def _check_vocab_size(model: object, attr: str, vocab: Vocab, name: str) -> None
     size = getattr(model, attr, None)
     if size is not None and size != len(vocab):
         raise ValueError(
-            f"{name}: mismatched vocabulary, it has {len(vocab)} tokens but the model's {attr} is {size}"
+            f"{name}: expected the model's {attr}={size} tokens (mismatched vocabulary?), got {len(vocab)}"
         )
 
 
@@ -307,7 +309,9 @@ def lm_nats_per_token(model: torch.nn.Module, ids: Tensor, block_size: int, *, b
     Raises:
         ValueError: if ``ids`` is not 1-D or shorter than ``block_size + 1``.
     """
-    if ids.dim() != 1 or ids.numel() < block_size + 1:
+    check_int("block_size", block_size, 1)
+    check_int("batch_size", batch_size, 1)
+    if check_tensor("ids", ids, "int").dim() != 1 or ids.numel() < block_size + 1:
         raise ValueError(
             f"ids: expected a 1-D stream of at least block_size + 1 = {block_size + 1} ids, got {tuple(ids.shape)}"
         )
@@ -337,10 +341,11 @@ def bigram_nats_per_token(train_ids: Tensor, valid_ids: Tensor, vocab_size: int,
     Raises:
         ValueError: if ``k <= 0`` or a stream has fewer than 2 ids.
     """
-    if k <= 0:
-        raise ValueError(f"k: expected > 0, got {k}")
-    if train_ids.numel() < 2 or valid_ids.numel() < 2:
-        raise ValueError("train_ids/valid_ids: expected at least 2 ids each")
+    check_number("k", k, 0.0, open_min=True)
+    check_int("vocab_size", vocab_size, 1)
+    for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
+        if check_tensor(name, ids, "int", "(N,)").numel() < 2:
+            raise ValueError(f"{name}: expected at least 2 ids, got {ids.numel()}")
     counts = torch.zeros(vocab_size, vocab_size, dtype=torch.float64)  # (V, V)
     counts.index_put_((train_ids[:-1], train_ids[1:]), torch.ones(train_ids.numel() - 1, dtype=torch.float64),
                       accumulate=True)  # fmt: skip

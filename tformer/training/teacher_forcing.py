@@ -21,19 +21,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from tformer._checks import check_int
+from tformer._checks import check_ids, check_int, check_number, check_tensor
 
 __all__ = ["sequence_cross_entropy", "shift_right"]
-
-
-def _check_ids(name: str, tokens: Tensor) -> None:
-    if not isinstance(tokens, Tensor) or tokens.is_floating_point() or tokens.is_complex() or (
-        tokens.dtype == torch.bool
-    ):
-        got = tokens.dtype if isinstance(tokens, Tensor) else type(tokens).__name__
-        raise TypeError(f"{name}: expected an integer tensor of token ids (B, L), got {got}")
-    if tokens.dim() != 2:
-        raise ValueError(f"{name}: expected shape (B, L), got {tuple(tokens.shape)}")
 
 
 def shift_right(tgt: Tensor, bos_id: int) -> Tensor:
@@ -49,7 +39,7 @@ def shift_right(tgt: Tensor, bos_id: int) -> Tensor:
         TypeError: if ``tgt`` is not an integer tensor or ``bos_id`` not an int.
         ValueError: if ``tgt`` is not 2-D.
     """
-    _check_ids("tgt", tgt)
+    check_tensor("tgt", tgt, "int", "(B, L)")
     check_int("bos_id", bos_id)
     bos = torch.full_like(tgt[:, :1], bos_id)  # (B, 1)
     return torch.cat([bos, tgt[:, :-1]], dim=1)  # (B, L)
@@ -70,29 +60,16 @@ def sequence_cross_entropy(
     Raises:
         TypeError: if ``logits`` is not floating point, ``targets`` not integer, ``pad_id`` not an int or
             ``label_smoothing`` not a number.
-        ValueError: if the shapes do not match, a non-padding target lies outside ``[0, V)``, or
-            ``label_smoothing`` is outside [0, 1].
+        ValueError: if the shapes do not match, a non-padding target lies outside ``[0, V)`` (checked on a
+            CPU tensor, see :func:`tformer._checks.check_ids`), or ``label_smoothing`` is outside [0, 1].
     """
-    if not isinstance(logits, Tensor) or not logits.is_floating_point():
-        got = logits.dtype if isinstance(logits, Tensor) else type(logits).__name__
-        raise TypeError(f"logits: expected a floating-point tensor (B, L, V), got {got}")
-    _check_ids("targets", targets)
+    check_tensor("targets", targets, "int", "(B, L)")
+    B, L = targets.shape
+    check_tensor("logits", logits, "float", "(B, L, V)", B=B, L=L)
     check_int("pad_id", pad_id)
-    if logits.dim() != 3 or logits.shape[:2] != targets.shape:
-        raise ValueError(
-            f"logits: expected (B, L, V) with (B, L) = targets' {tuple(targets.shape)}, got {tuple(logits.shape)}"
-        )
-    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float)):
-        raise TypeError(f"label_smoothing: expected a float in [0, 1], got {type(label_smoothing).__name__}")
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing: expected a value in [0, 1], got {label_smoothing}")
+    label_smoothing = check_number("label_smoothing", label_smoothing, 0.0, 1.0)
     V = logits.shape[-1]
-    real = targets[targets != pad_id]  # the targets that count
-    if real.numel() and (int(real.min()) < 0 or int(real.max()) >= V):
-        raise ValueError(
-            f"targets: expected ids in [0, V={V}) (or pad_id={pad_id}), "
-            f"got min {int(real.min())}, max {int(real.max())}"
-        )
+    check_ids("targets", targets, V, pad_id=pad_id)
     return F.cross_entropy(
         logits.reshape(-1, V),  # (B·L, V)
         targets.reshape(-1).long(),  # (B·L,)

@@ -24,6 +24,7 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
 
+from tformer._checks import check_int, check_number
 from tformer.book.environment import seed_everything
 from tformer.data.text import BOS_ID, PAD_ID, Vocab
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
@@ -104,10 +105,10 @@ def noam_lr(step: int, d_model: int, warmup_steps: int, factor: float = 1.0) -> 
     Raises:
         ValueError: if ``d_model < 1``, ``warmup_steps < 1`` or ``step < 0``.
     """
-    if d_model < 1 or warmup_steps < 1:
-        raise ValueError(f"d_model and warmup_steps: expected >= 1, got {d_model} and {warmup_steps}")
-    if step < 0:
-        raise ValueError(f"step: expected >= 0, got {step}")
+    check_int("d_model", d_model, 1)
+    check_int("warmup_steps", warmup_steps, 1)
+    check_int("step", step, 0)
+    check_number("factor", factor)
     step = max(step, 1)
     return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
@@ -126,7 +127,7 @@ def warmup_schedule(
     for group in optimizer.param_groups:
         base = group.get("initial_lr", group["lr"])
         if base == 0:
-            raise ValueError("optimizer: a parameter group has lr=0; the schedule scales the initial lr")
+            raise ValueError("optimizer: expected a non-zero lr in every parameter group (the schedule scales it), got 0")
         lambdas.append(lambda s, base=base: noam_lr(s + 1, d_model, warmup_steps, factor) / base)
     return LambdaLR(optimizer, lambdas)
 
@@ -141,8 +142,8 @@ def linear_warmup_decay(optimizer: torch.optim.Optimizer, warmup_steps: int, tot
     Raises:
         ValueError: unless ``0 <= warmup_steps < total_steps``.
     """
-    if not 0 <= warmup_steps < total_steps:
-        raise ValueError(f"warmup_steps, total_steps: expected 0 <= {warmup_steps} < {total_steps}")
+    check_int("total_steps", total_steps, 1)
+    check_int("warmup_steps", warmup_steps, 0, total_steps - 1)
 
     def factor(step: int) -> float:
         if step < warmup_steps:
@@ -252,16 +253,16 @@ def train(
             not finite (the message names the step).
     """
     if max_steps is None and max_epochs is None and time_budget_s is None:
-        raise ValueError("budget: give at least one of max_steps, max_epochs, time_budget_s")
+        raise ValueError("max_steps, max_epochs, time_budget_s: expected at least one budget, got none")
     for name, value in (
         ("max_steps", max_steps),
         ("max_epochs", max_epochs),
         ("time_budget_s", time_budget_s),
     ):
-        if value is not None and value <= 0:
-            raise ValueError(f"{name}: expected a positive budget, got {value}")
-    if eval_every is not None and eval_every < 1:
-        raise ValueError(f"eval_every: expected >= 1 or None, got {eval_every}")
+        if value is not None:
+            check_number(name, value, 0.0, open_min=True)
+    if eval_every is not None:
+        check_int("eval_every", eval_every, 1)
     if device is None:
         from tformer.book.environment import get_device
 
@@ -309,7 +310,8 @@ def train(
             if not torch.isfinite(loss):
                 bar.close()
                 raise ValueError(
-                    f"loss: not finite ({float(loss.detach())}) at step {history.steps + 1}; lower the lr?"
+                    f"loss: expected a finite loss at step {history.steps + 1} (lower the lr?), "
+                    f"got {float(loss.detach())}"
                 )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -338,7 +340,7 @@ def train(
                 break
         if seen == 0:
             bar.close()
-            raise ValueError("batches: empty, there is nothing to train on")
+            raise ValueError("batches: expected at least one batch to train on, got none")
         if seen == n_batches or not stop_reason:  # a full pass
             epoch += 1
             history.epochs = float(epoch)
@@ -410,18 +412,18 @@ def load_checkpoint(
     for name, vocab in (vocabs or {}).items():
         if name not in stored:
             raise ValueError(
-                f"vocabs: checkpoint {path} stores no vocabulary named {name!r} (has {sorted(stored)})"
+                f"vocabs: expected names of the vocabularies stored in {path} {sorted(stored)}, got {name!r}"
             )
         if stored[name] != vocab:
             raise ValueError(
-                f"vocabs[{name!r}]: mismatched vocabulary, checkpoint has {len(stored[name])} tokens, "
-                f"given {len(vocab)}; encode with the checkpoint's vocabulary"
+                f"vocabs: expected the checkpoint's vocabulary {name!r} ({len(stored[name])} tokens; encode with "
+                f"it), got a mismatched vocabulary of {len(vocab)} tokens"
             )
     try:
         model.load_state_dict(state["model"])
     except RuntimeError as err:
         raise ValueError(
-            f"model: checkpoint {path} does not fit this model (mismatched sizes?): {err}"
+            f"model: expected a model the checkpoint {path} fits (mismatched sizes?), got this error: {err}"
         ) from err
     if optimizer is not None and "optimizer" in state:
         optimizer.load_state_dict(state["optimizer"])

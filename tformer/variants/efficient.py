@@ -22,20 +22,21 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tformer._checks import check_int
+from tformer._checks import (
+    check_bool,
+    check_divisible,
+    check_int,
+    check_number,
+    check_probability,
+    check_query_key_value,
+    check_tensor,
+    check_type,
+)
 from tformer.attention import KVCache, MultiHeadAttention, merge_heads, split_heads
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
 
 __all__ = ["GroupedQueryAttention", "LinearAttention", "elu_feature_map", "linear_attention", "sliding_window_mask"]
-
-
-def _check_module_input(name: str, x: object, d_model: int) -> None:
-    if not isinstance(x, Tensor) or not x.is_floating_point():
-        got = x.dtype if isinstance(x, Tensor) else type(x).__name__
-        raise TypeError(f"{name}: expected a floating-point tensor (B, *, D), got {got}")
-    if x.dim() != 3 or x.shape[-1] != d_model:
-        raise ValueError(f"{name}: expected shape (B, *, D={d_model}), got {tuple(x.shape)}")
 
 
 def sliding_window_mask(
@@ -53,14 +54,9 @@ def sliding_window_mask(
         TypeError: if a size is not an int.
         ValueError: if ``L`` or ``S`` is negative, ``S < L``, or ``window < 1``.
     """
-    for name, value in (("L", L), ("window", window), ("S", S)):
-        if value is not None:
-            check_int(name, value)
-    S = L if S is None else S
-    if L < 0 or S < L:
-        raise ValueError(f"L, S: expected 0 <= L <= S, got L={L}, S={S}")
-    if window < 1:
-        raise ValueError(f"window: expected a positive int, got {window}")
+    L = check_int("L", L, 0)
+    S = L if S is None else check_int("S", S, L)
+    check_int("window", window, 1)
     query_pos = torch.arange(S - L, S, device=device)[:, None]  # (L, 1): absolute positions of the queries
     key_pos = torch.arange(S, device=device)[None, :]  # (1, S)
     distance = query_pos - key_pos  # (L, S): how far back each key lies
@@ -98,17 +94,10 @@ class GroupedQueryAttention(nn.Module):
     ) -> None:
         super().__init__()
         for name, value in (("d_model", d_model), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
-            check_int(name, value)
-        if min(d_model, num_heads, num_kv_heads) <= 0:
-            raise ValueError(
-                f"d_model ({d_model}), num_heads ({num_heads}) and num_kv_heads ({num_kv_heads}) must be positive"
-            )
-        if d_model % num_heads != 0:
-            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
-        if num_heads % num_kv_heads != 0:
-            raise ValueError(f"num_heads ({num_heads}) must be divisible by num_kv_heads ({num_kv_heads})")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout}")
+            check_int(name, value, 1)
+        check_divisible("d_model", d_model, "num_heads", num_heads)
+        check_divisible("num_heads", num_heads, "num_kv_heads", num_kv_heads)
+        dropout = check_probability("dropout", dropout)
         self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
         self.head_dim = d_model // num_heads
         self.group_size = num_heads // num_kv_heads
@@ -118,9 +107,6 @@ class GroupedQueryAttention(nn.Module):
         self.w_k = nn.Linear(d_model, kv_width, bias=bias)
         self.w_v = nn.Linear(d_model, kv_width, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
-
-    def _check(self, name: str, x: Tensor) -> None:
-        _check_module_input(name, x, self.d_model)
 
     def forward(
         self,
@@ -147,11 +133,8 @@ class GroupedQueryAttention(nn.Module):
         Raises:
             TypeError / ValueError: on a non-float input, a wrong width or rank, mismatched batch, or a bad mask.
         """
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            self._check(name, x)
+        check_query_key_value(query, key, value, self.w_q.weight)
         B, L, _ = query.shape
-        if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
-            raise ValueError(f"key/value: expected (B={B}, S, D) each, got {tuple(key.shape)}, {tuple(value.shape)}")
         Hkv, G, Dh = self.num_kv_heads, self.group_size, self.head_dim
         q = self.w_q(query).view(B, L, Hkv, G, Dh).permute(0, 2, 3, 1, 4)  # (B, H_kv, G, L, Dh)
         k = split_heads(self.w_k(key), Hkv)  # (B, H_kv, S_new, Dh)
@@ -184,8 +167,7 @@ class GroupedQueryAttention(nn.Module):
             TypeError: if ``mha`` is not a :class:`~tformer.attention.MultiHeadAttention`.
             ValueError: if ``num_kv_heads`` does not divide ``mha.num_heads``, or ``mha`` uses RoPE.
         """
-        if not isinstance(mha, MultiHeadAttention):
-            raise TypeError(f"mha: expected a tformer MultiHeadAttention, got {type(mha).__name__}")
+        check_type("mha", mha, MultiHeadAttention, "a tformer MultiHeadAttention")
         if mha.rope is not None:
             raise ValueError("mha: expected a module without rope (GroupedQueryAttention has no rotary embedding)")
         has_bias = mha.w_q.bias is not None
@@ -234,17 +216,11 @@ def linear_attention(
         ValueError: if an input has fewer than 2 dimensions or the shapes disagree (Dh, S, or L != S when
             causal).
     """
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(t, Tensor) or not t.is_floating_point():
-            got = t.dtype if isinstance(t, Tensor) else type(t).__name__
-            raise TypeError(f"{name}: expected a floating-point tensor, got {got}")
-        if t.dim() < 2:
-            raise ValueError(f"{name}: expected at least 2 dimensions (..., length, dim), got {tuple(t.shape)}")
-    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            f"query, key, value: expected (..., L, Dh), (..., S, Dh), (..., S, Dv), "
-            f"got {tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}"
-        )
+    check_tensor("query", query, "float", "(..., L, Dh)")
+    check_tensor("key", key, "float", "(..., S, Dh)", Dh=query.shape[-1])
+    check_tensor("value", value, "float", "(..., S, Dv)", S=key.shape[-2])
+    check_bool("causal", causal)
+    check_number("eps", eps, 0.0)
     q, k = elu_feature_map(query), elu_feature_map(key)  # (..., L, Dh), (..., S, Dh)
     if not causal:
         kv = k.transpose(-2, -1) @ value  # (..., Dh, Dv): Σ_j φ(k_j) v_jᵀ
@@ -277,10 +253,9 @@ class LinearAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, *, bias: bool = True) -> None:
         super().__init__()
-        check_int("d_model", d_model)
-        check_int("num_heads", num_heads)
-        if d_model <= 0 or num_heads <= 0 or d_model % num_heads != 0:
-            raise ValueError(f"d_model ({d_model}) must be a positive multiple of num_heads ({num_heads})")
+        check_int("d_model", d_model, 1)
+        check_int("num_heads", num_heads, 1)
+        check_divisible("d_model", d_model, "num_heads", num_heads)
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
@@ -289,11 +264,7 @@ class LinearAttention(nn.Module):
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, *, causal: bool = False) -> Tensor:
         """Linear attention in H heads; ``causal=True`` lets position i see keys 0 … i only (needs L = S)."""
-        for name, x in (("query", query), ("key", key), ("value", value)):
-            _check_module_input(name, x, self.d_model)
-        B = query.shape[0]
-        if key.shape[0] != B or value.shape[:2] != key.shape[:2]:
-            raise ValueError(f"key/value: expected (B={B}, S, D) each, got {tuple(key.shape)}, {tuple(value.shape)}")
+        check_query_key_value(query, key, value, self.w_q.weight)
         H = self.num_heads
         q, k, v = (split_heads(self.w_q(query), H), split_heads(self.w_k(key), H), split_heads(self.w_v(value), H))
         context = linear_attention(q, k, v, causal=causal)  # (B, H, L, Dh)

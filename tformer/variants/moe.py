@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int
+from tformer._checks import check_activation, check_ids, check_int, check_tensor
 from tformer.layers import FeedForward
 
 __all__ = ["MixtureOfExperts", "load_balancing_loss"]
@@ -56,8 +56,7 @@ class MixtureOfExperts(nn.Module):
         super().__init__()
         for name, value in (("d_model", d_model), ("d_ff", d_ff), ("num_experts", num_experts), ("top_k", top_k)):
             check_int(name, value, 1)
-        if top_k > num_experts:
-            raise ValueError(f"top_k ({top_k}) must be at most num_experts ({num_experts})")
+        check_int("top_k", top_k, 1, num_experts)
         self.d_model, self.num_experts, self.top_k = d_model, num_experts, top_k
         self.router = nn.Linear(d_model, num_experts, bias=False)
         self.experts = nn.ModuleList(
@@ -94,11 +93,7 @@ class MixtureOfExperts(nn.Module):
         Raises:
             TypeError: if ``x`` is not a floating-point tensor. ValueError: if its last dimension is not D.
         """
-        if not isinstance(x, Tensor) or not x.is_floating_point():
-            got = x.dtype if isinstance(x, Tensor) else type(x).__name__
-            raise TypeError(f"x: expected a floating-point tensor (..., D), got {got}")
-        if x.dim() < 1 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x: expected shape (..., D={self.d_model}), got {tuple(x.shape)}")
+        check_activation("x", x, "(..., D)", self.router.weight, D=self.d_model)
         tokens = x.reshape(-1, self.d_model)  # (N, D)
         gates, indices, _ = self.route(tokens)  # (N, k), (N, k)
         out = torch.zeros_like(tokens)  # (N, D)
@@ -121,19 +116,14 @@ def load_balancing_loss(probs: Tensor, indices: Tensor, num_experts: int) -> Ten
         probs ``(..., E)``, indices ``(..., k)`` from :meth:`MixtureOfExperts.route` -> scalar.
 
     Raises:
-        ValueError: if ``probs``' last dimension is not ``num_experts`` or an index lies outside ``[0, E)``.
-        TypeError: if ``indices`` is not an integer tensor.
+        ValueError: if ``probs``' last dimension is not ``num_experts`` or an index lies outside ``[0, E)``
+            (checked on a CPU tensor, see :func:`tformer._checks.check_ids`).
+        TypeError: if ``probs`` is not a floating-point tensor or ``indices`` not an integer tensor.
     """
-    if probs.shape[-1] != num_experts:
-        raise ValueError(f"probs: expected (..., E={num_experts}), got {tuple(probs.shape)}")
-    if not isinstance(indices, Tensor) or indices.is_floating_point() or indices.dtype == torch.bool:
-        got = indices.dtype if isinstance(indices, Tensor) else type(indices).__name__
-        raise TypeError(f"indices: expected an integer tensor (..., k), got {got}")
-    if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= num_experts):
-        raise ValueError(
-            f"indices: expected expert ids in [0, E={num_experts}), got min {int(indices.min())}, "
-            f"max {int(indices.max())}"
-        )
+    check_int("num_experts", num_experts, 1)
+    check_tensor("probs", probs, "float", "(..., E)", E=num_experts)
+    check_tensor("indices", indices, "int", "(..., k)")
+    check_ids("indices", indices, num_experts, letter="E")
     counts = torch.bincount(indices.reshape(-1), minlength=num_experts).to(probs.dtype)  # (E,)
     fraction = counts / counts.sum()  # (E,)
     mean_prob = probs.reshape(-1, num_experts).mean(dim=0)  # (E,)

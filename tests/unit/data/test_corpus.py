@@ -153,7 +153,7 @@ def test_generate_sentence_and_bad_input():
     assert all(isinstance(p, tuple) and len(p) == 2 for p in pairings)
     with pytest.raises(ValueError, match="num_clauses"):
         generate_sentence(random.Random(0), 0)
-    with pytest.raises(ValueError, match="train split is not empty"):
+    with pytest.raises(ValueError, match=r"num_pairs: expected more than validation_size \+ test_size = 100 \(a non-empty train split\), got 100"):
         generate_corpus(100, validation_size=50, test_size=50)
     with pytest.raises(ValueError, match="validation_size"):
         generate_corpus(100, validation_size=-1)

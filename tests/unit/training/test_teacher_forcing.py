@@ -88,7 +88,7 @@ def test_cross_entropy_bad_targets_are_clear_errors() -> None:
         sequence_cross_entropy(logits, torch.tensor([[1, -3]]), pad_id=0)
     with pytest.raises(TypeError, match=r"pad_id: expected an int, got float"):
         sequence_cross_entropy(logits, torch.tensor([[1, 2]]), pad_id=0.0)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"label_smoothing: expected a float in \[0, 1\], got str"):
+    with pytest.raises(TypeError, match=r"label_smoothing: expected a number, got str"):
         sequence_cross_entropy(logits, torch.tensor([[1, 2]]), 0, "0.1")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"tgt: expected an integer tensor"):
         shift_right(torch.zeros(2, 2, dtype=torch.cfloat), 1)

@@ -132,7 +132,7 @@ def test_from_multi_head_mean_pools_key_value_heads() -> None:
 
 
 def test_gqa_bad_arguments() -> None:
-    with pytest.raises(ValueError, match=r"num_heads \(6\) must be divisible by num_kv_heads \(4\)"):
+    with pytest.raises(ValueError, match=r"^num_heads: expected a multiple of num_kv_heads=4, got 6$"):
         GroupedQueryAttention(24, 6, 4)
     with pytest.raises(ValueError, match="d_model"):
         GroupedQueryAttention(30, 4, 2)
@@ -194,22 +194,22 @@ def test_linear_attention_module_uses_its_projections() -> None:
 def test_linear_attention_module_rejects_mismatched_batches_and_bad_inputs() -> None:
     la = LinearAttention(16, 4)
     x = torch.randn(2, 3, 16)
-    with pytest.raises(ValueError, match=r"key/value: expected \(B=2, S, D\) each"):
+    with pytest.raises(ValueError, match=r"key: expected shape \(B=2, S, D=16\), got \(1, 3, 16\)"):
         la(x, x[:1], x[:1])  # used to broadcast the single key sequence silently over both queries
-    with pytest.raises(TypeError, match=r"query: expected a floating-point tensor \(B, \*, D\), got torch.int64"):
+    with pytest.raises(TypeError, match=r"query: expected a floating-point tensor \(B, L, D\), got torch.int64"):
         la(x.long(), x, x)
     with pytest.raises(TypeError, match=r"d_model: expected an int, got float"):
         LinearAttention(16.0, 4)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"query: expected a floating-point tensor, got torch.int64"):
+    with pytest.raises(TypeError, match=r"query: expected a floating-point tensor \(\.\.\., L, Dh\), got torch.int64"):
         linear_attention(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3), torch.ones(2, 3))
-    with pytest.raises(ValueError, match=r"query: expected at least 2 dimensions"):
+    with pytest.raises(ValueError, match=r"query: expected shape \(\.\.\., L, Dh\), got \(3,\)"):
         linear_attention(torch.ones(3), torch.ones(3), torch.ones(3))
 
 
 def test_gqa_and_moe_argument_errors() -> None:
     with pytest.raises(TypeError, match=r"d_model: expected an int, got float"):
         GroupedQueryAttention(16.0, 4, 2)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"query: expected a floating-point tensor \(B, \*, D\), got torch.int64"):
+    with pytest.raises(TypeError, match=r"query: expected a floating-point tensor \(B, L, D\), got torch.int64"):
         GroupedQueryAttention(16, 4, 2)(torch.ones(1, 2, 16, dtype=torch.long), torch.ones(1, 2, 16),
                                         torch.ones(1, 2, 16))
     from tformer.positional import RotaryEmbedding
@@ -222,5 +222,5 @@ def test_gqa_and_moe_argument_errors() -> None:
     with pytest.raises(TypeError, match=r"num_experts: expected an int, got float"):
         MixtureOfExperts(16, 32, 4.0)  # type: ignore[arg-type]
     probs = torch.full((3, 4), 0.25)
-    with pytest.raises(ValueError, match=r"indices: expected expert ids in \[0, E=4\), got min 5, max 5"):
+    with pytest.raises(ValueError, match=r"indices: expected ids in \[0, E=4\), got min 5, max 5"):
         load_balancing_loss(probs, torch.full((3, 1), 5), 4)
