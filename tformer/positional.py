@@ -117,8 +117,9 @@ class SinusoidalPositionalEncoding(nn.Module):
 class LearnedPositionalEmbedding(nn.Module):
     """Adds a trained table E[pos] to token embeddings (BERT and GPT-2 style; Vaswani et al. 2017, §3.5 compare).
 
-    Initialised from N(0, 0.02²) as in GPT-2. Unlike the sinusoidal table it cannot grow: positions beyond
-    ``max_len`` were never trained.
+    Initialised from N(0, 0.02²) as in GPT-2, and kept so inside a model: ``keeps_own_init`` tells
+    :func:`tformer.models.init_weights` to leave this table alone. Unlike the sinusoidal table it cannot grow:
+    positions beyond ``max_len`` were never trained.
 
     Shape:
         - x: ``(B, L, D)`` (any leading dimensions)
@@ -128,6 +129,8 @@ class LearnedPositionalEmbedding(nn.Module):
         ValueError: in ``forward`` when ``offset + L > max_len`` (the message names both), or on a wrong last
             dimension / negative ``offset``. TypeError: on a non-float ``x`` or non-int sizes.
     """
+
+    keeps_own_init = True  # the N(0, 0.02²) start is part of the design, not a placeholder for Xavier
 
     def __init__(self, max_len: int, d_model: int) -> None:
         super().__init__()
