@@ -399,7 +399,9 @@ assert shift_gap < 1e-5
 # The practical question: a model is trained on sequences of at most 32 tokens. What happens on 64 or 128?
 # We use a task whose rule never changes with length, **look back 3**: the model reads random symbols
 # (16 kinds) and at every position t ≥ 3 must output the symbol at t − 3. The rule is purely relative.
-# Every model is the same small `DecoderOnlyTransformer` (D = 32, 2 heads, 1 layer) and differs only in
+# Every model is the same small `DecoderOnlyTransformer` (D = 32, 2 heads, 1 layer; pre-norm and no dropout
+# instead of the book's post-norm, dropout-0.1 default: a 400-step run on an exact rule needs no
+# regularisation, and these are the settings the experiment was designed with) and differs only in
 # `positional=`:
 #
 # - `"sinusoidal"`: the fixed table, which exists at every position;
@@ -423,7 +425,9 @@ variants = {  # name: (positional, max_len)
 accuracy, per_position, train_seconds, refusal = {}, {}, 0.0, None
 for name, (positional, max_len) in variants.items():
     seed_everything(0)
-    model = DecoderOnlyTransformer(SYMBOLS, 32, 2, 1, 64, max_len=max_len, positional=positional)
+    model = DecoderOnlyTransformer(SYMBOLS, d_model=32, num_heads=2, num_layers=1, d_ff=64, max_len=max_len,
+                                   positional=positional, norm_first=True, dropout=0.0,
+                                   pad_id=None)  # every id 0 .. 15 is a symbol, none is padding
     history = train(model, batches, look_back_loss, lr=3e-3, max_steps=400, device=device, progress=False)
     train_seconds += history.train_time_s
     model.eval()

@@ -7,12 +7,14 @@ import torch
 from torch.testing import assert_close
 
 from tformer.models import (
+    LEARNED_POSITION_STD,
     DecoderOnlyTransformer,
     EncoderOnlyTransformer,
     Transformer,
     TransformerOutput,
     init_weights,
 )
+from tformer.positional import LearnedPositionalEmbedding
 
 B, S, L, D, H, FF, V_SRC, V_TGT, PAD = 3, 7, 5, 32, 4, 64, 23, 19, 0
 TOL = {"atol": 1e-10, "rtol": 1e-10}
@@ -306,8 +308,11 @@ def test_learned_positions_keep_their_documented_init_inside_a_model() -> None:
     model = DecoderOnlyTransformer(V_TGT, d_model=64, num_heads=4, num_layers=1, d_ff=64, max_len=256,
                                    positional="learned")
     table = model.body.positional.embedding.weight.detach()  # (256, 64): 16,384 draws
-    assert abs(float(table.std()) - 0.02) < 0.001  # N(0, 0.02²); Xavier would give √(2/320) ≈ 0.079
-    assert abs(float(table.mean())) < 0.001
+    assert LEARNED_POSITION_STD == 2**-0.5
+    assert abs(float(table.std()) - 2**-0.5) < 0.02  # N(0, 1/2); Xavier would give √(2/320) ≈ 0.079
+    assert abs(float(table.mean())) < 0.02
+    alone = LearnedPositionalEmbedding(256, 64).embedding.weight.detach()  # the module's own default: GPT-2's
+    assert abs(float(alone.std()) - 0.02) < 0.001
     bound = (6 / (V_TGT + 64)) ** 0.5  # the token embedding next to it is still Xavier-uniform
     assert float(model.body.embed.weight.detach().abs().max()) <= bound
 
