@@ -36,6 +36,7 @@ from tformer.masks import as_key_padding, causal_mask
 from tformer.positional import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
 
 __all__ = [
+    "LEARNED_POSITION_STD",
     "DecoderOnlyConfig",
     "DecoderOnlyTransformer",
     "EncoderOnlyConfig",
