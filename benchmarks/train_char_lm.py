@@ -57,8 +57,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     seed_everything(args.seed)
     model = DecoderOnlyTransformer(
-        len(vocab), args.d_model, args.heads, args.layers, 4 * args.d_model, max_len=args.block,
-        dropout=0.0, positional="learned",
+        len(vocab), d_model=args.d_model, num_heads=args.heads, num_layers=args.layers, d_ff=4 * args.d_model,
+        max_len=args.block, dropout=0.0, positional="learned", norm_first=True,  # GPT-2's pre-norm block
     )  # fmt: skip
     batches = WindowBatches(train_ids, args.block, args.batch_size, num_batches=args.steps, seed=args.seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)

@@ -399,7 +399,9 @@ assert shift_gap < 1e-5
 # The practical question: a model is trained on sequences of at most 32 tokens. What happens on 64 or 128?
 # We use a task whose rule never changes with length, **look back 3**: the model reads random symbols
 # (16 kinds) and at every position t ≥ 3 must output the symbol at t − 3. The rule is purely relative.
-# Every model is the same small `DecoderOnlyTransformer` (D = 32, 2 heads, 1 layer) and differs only in
+# Every model is the same small `DecoderOnlyTransformer` (D = 32, 2 heads, 1 layer; pre-norm and no dropout
+# instead of the book's post-norm, dropout-0.1 default: a 400-step run on an exact rule needs no
+# regularisation, and these are the settings the experiment was designed with) and differs only in
 # `positional=`:
 #
 # - `"sinusoidal"`: the fixed table, which exists at every position;
@@ -423,7 +425,9 @@ variants = {  # name: (positional, max_len)
 accuracy, per_position, train_seconds, refusal = {}, {}, 0.0, None
 for name, (positional, max_len) in variants.items():
     seed_everything(0)
-    model = DecoderOnlyTransformer(SYMBOLS, 32, 2, 1, 64, max_len=max_len, positional=positional)
+    model = DecoderOnlyTransformer(SYMBOLS, d_model=32, num_heads=2, num_layers=1, d_ff=64, max_len=max_len,
+                                   positional=positional, norm_first=True, dropout=0.0,
+                                   pad_id=None)  # every id 0 .. 15 is a symbol, none is padding
     history = train(model, batches, look_back_loss, lr=3e-3, max_steps=400, device=device, progress=False)
     train_seconds += history.train_time_s
     model.eval()
@@ -461,8 +465,8 @@ for (name, length), value in accuracy.items():
 # | positions | length 32 | length 64 | length 128 |
 # |---|---|---|---|
 # | sinusoidal | 100%<!-- result: acc_sinusoidal_32 --> | 61%<!-- result: acc_sinusoidal_64 --> | 35%<!-- result: acc_sinusoidal_128 --> |
-# | learned, max_len 32 | 95%<!-- result: acc_learned_32 --> | cannot run | cannot run |
-# | learned, 128-row table | 95%<!-- result: acc_learned_128row_32 --> | 49%<!-- result: acc_learned_128row_64 --> | 27%<!-- result: acc_learned_128row_128 --> |
+# | learned, max_len 32 | 100%<!-- result: acc_learned_32 --> | cannot run | cannot run |
+# | learned, 128-row table | 98%<!-- result: acc_learned_128row_32 --> | 50%<!-- result: acc_learned_128row_64 --> | 28%<!-- result: acc_learned_128row_128 --> |
 # | RoPE | 100%<!-- result: acc_rope_32 --> | 100%<!-- result: acc_rope_64 --> | 97%<!-- result: acc_rope_128 --> |
 #
 # Accuracy at length L counts every scored position of the sequence, including the first 32, so the drop
@@ -486,8 +490,8 @@ plt.show()
 # What happened, honestly:
 #
 # - **Learned, max_len 32** cannot even be asked: position 32 has no row. This is why GPT-2 has a hard
-#   1024-token limit. Even inside the range it is a little weaker: each row is learned separately, and the
-#   last rows (positions near 31) occur only in the rare longest training sequences.
+#   1024-token limit. Inside the range it learns the rule as well as the fixed schemes, although each row
+#   is learned separately and the last rows (positions near 31) occur only in the rarer longest sequences.
 # - **Learned, 128-row table**: positions past 32 read random, untrained rows, and accuracy falls to
 #   chance there (one symbol in 16, 6.25%<!-- result: chance -->).
 # - **Sinusoidal**: the table exists everywhere and shifts are linear (section 2), but the model learned to

@@ -313,7 +313,8 @@ class ShapeTrace(TorchFunctionMode):
 
 seed_everything(0)
 B, L, V = 2, 10, 37_000
-one_layer_model = Transformer(V, V, D, H, num_encoder_layers=1, num_decoder_layers=1, d_ff=FF, dropout=0.0)
+one_layer_model = Transformer(V, V, d_model=D, num_heads=H, num_encoder_layers=1, num_decoder_layers=1, d_ff=FF,
+                              dropout=0.0)
 tokens = torch.randint(4, V, (B, L))  # (B, L) token ids
 with ShapeTrace(one_layer_model) as trace:
     memory = one_layer_model.encode(tokens)
@@ -665,7 +666,8 @@ enc_layer_params = results.record("enc_layer_params", count(enc_layer))
 assert attn_params == 4 * D * D + 4 * D and ffn_params == 2 * D * FF + FF + D and ln_params == 2 * D
 
 with torch.device("meta"):  # shapes only: no memory, no initialisation
-    base_untied = Transformer(V, V, D, H, 6, 6, FF)
+    base_untied = Transformer(V, V)  # tformer's defaults are this base model: D = 512, H = 8, 6 + 6 layers, F = 2048
+assert (base_untied.config.d_model, base_untied.config.num_heads, base_untied.config.d_ff) == (D, H, FF)
 dec_layer_params = results.record("dec_layer_params", count(base_untied.decoder.layers[0]))
 assert dec_layer_params == 2 * attn_params + ffn_params + 3 * ln_params
 ffn_share_enc = results.record("ffn_share_enc", 100 * ffn_params / enc_layer_params)
@@ -696,8 +698,8 @@ print(f"FFN share of an encoder layer: {ffn_share_enc:.1f}%   of a decoder layer
 
 # %%
 with torch.device("meta"):
-    base_tied = Transformer(V, V, D, H, 6, 6, FF, tie_embeddings=True)
-    base_shared = Transformer(V, V, D, H, 6, 6, FF, tie_embeddings=True)
+    base_tied = Transformer(V, V, tie_embeddings=True)
+    base_shared = Transformer(V, V, tie_embeddings=True)
 base_shared.src_embed.weight = base_shared.tgt_embed.weight  # one V x D matrix for all three roles
 
 variants = {

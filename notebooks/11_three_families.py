@@ -50,6 +50,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 # **Prerequisites:** chapters 06 (masks), 09 (the block) and 10 (the encoder-decoder, KV cache).
 
 # %%
+import dataclasses
 import json
 import math
 import time
@@ -74,7 +75,7 @@ from tformer.data.text import (
 )
 from tformer.decoding import sample_next_token
 from tformer.masks import causal_mask
-from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer
+from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer, ModelConfig
 from tformer.training.metrics import bigram_nats_per_token, lm_nats_per_token
 from tformer.training.teacher_forcing import shift_right
 from tformer.training.train import linear_warmup_decay, lm_loss, train
@@ -119,16 +120,24 @@ print(f"\nallowed pairs: {int(bidirectional.sum())} bidirectional vs {int(causal
 # %% [markdown]
 # In `tformer` the two one-stack families literally share their body: an embedding, positions, and a stack of
 # the same `EncoderLayer` blocks; the decoder-only model passes `causal=True`, the encoder-only model does not.
-# Only the heads on top differ (a next-token projection; a masked-token head and an optional classifier).
+# They share their settings too: each family has its own config class (`DecoderOnlyConfig`,
+# `EncoderOnlyConfig`, `TransformerConfig`), all three with the same shared fields and the same defaults
+# (`tformer.models.ModelConfig`: the 2017 paper's post-norm block with ReLU and sinusoidal positions), so
+# the models compared below differ in their mask, not in norm placement or activation. Both end in the same
+# output layer, one linear map to V logits per position; the encoder-only model can add a classifier.
 
 # %%
 seed_everything(0)
-gpt_like = DecoderOnlyTransformer(100, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=16)
-bert_like = EncoderOnlyTransformer(100, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=16)
+gpt_like = DecoderOnlyTransformer(100, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=16).eval()
+bert_like = EncoderOnlyTransformer(100, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=16).eval()
 for name, m in (("decoder-only", gpt_like), ("encoder-only", bert_like)):
     blocks = {type(layer).__name__ for layer in m.body.encoder.layers}
     print(f"{name}: body blocks {blocks}, {sum(p.numel() for p in m.parameters()):,} parameters")
 assert type(gpt_like.body.encoder.layers[0]) is type(bert_like.body.encoder.layers[0])
+shared = [field.name for field in dataclasses.fields(ModelConfig)]
+assert [getattr(gpt_like.config, f) for f in shared] == [getattr(bert_like.config, f) for f in shared]
+print("shared settings:", {f: getattr(gpt_like.config, f) for f in ("norm_first", "activation", "positional",
+                                                                    "dropout")})
 
 # %% [markdown]
 # The mask decides what each position's output may depend on. Change the *last* token of a sequence and
@@ -329,7 +338,8 @@ _ = results.record("bigram_nats", bigram)
 BLOCK, BATCH = 64, 32
 LM_STEPS = {"Transformer": 3000 if BIG else 600, "LSTM": 5000 if BIG else 1000}
 seed_everything(0)
-gpt = DecoderOnlyTransformer(len(char_vocab), d_model=128, num_heads=4, num_layers=2, d_ff=512, max_len=256)
+gpt = DecoderOnlyTransformer(len(char_vocab), d_model=128, num_heads=4, num_layers=2, d_ff=512, max_len=256,
+                             positional="learned")
 
 
 class CharLSTM(nn.Module):

@@ -129,7 +129,7 @@ from tformer.models import DecoderOnlyTransformer
 
 seed_everything(0)
 B, V, D, H, LAYERS = 2, 50, 64, 8, 2
-lm = DecoderOnlyTransformer(V, D, H, LAYERS, d_ff=128, max_len=64).eval()
+lm = DecoderOnlyTransformer(V, d_model=D, num_heads=H, num_layers=LAYERS, d_ff=128, max_len=64).eval()
 prompt = torch.randint(0, V, (B, 4))
 cache = lm.new_cache()
 with torch.no_grad():

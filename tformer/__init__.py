@@ -20,7 +20,7 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         attention.py         multi-head attention and the key/value cache (07, 10)
         positional.py        sinusoidal, learned and rotary positions (08)
         layers.py            feed-forward, encoder and decoder layers and stacks (09)
-        models.py            the three families: encoder-decoder, decoder-only, encoder-only (10, 11)
+        models.py            the three families and their configs: encoder-decoder, decoder-only, encoder-only (10, 11)
         decoding.py          greedy, beam search, sampling (10, 11)
         baselines/           what came before: rnn, seq2seq_rnn (01, 02)
         variants/            changes to the 2017 design: efficient (GQA, windows, linear), moe (13);
@@ -48,7 +48,15 @@ from tformer.masks import (
     padding_mask,
     padding_mask_from_tokens,
 )
-from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
+from tformer.models import (
+    DecoderOnlyConfig,
+    DecoderOnlyTransformer,
+    EncoderOnlyConfig,
+    EncoderOnlyTransformer,
+    ModelConfig,
+    Transformer,
+    TransformerConfig,
+)
 from tformer.positional import (
     LearnedPositionalEmbedding,
     RotaryEmbedding,
@@ -71,9 +79,11 @@ __all__ = [
     "BahdanauAttention",
     "Decoder",
     "DecoderLayer",
+    "DecoderOnlyConfig",
     "DecoderOnlyTransformer",
     "Encoder",
     "EncoderLayer",
+    "EncoderOnlyConfig",
     "EncoderOnlyTransformer",
     "FeedForward",
     "GroupedQueryAttention",
@@ -81,6 +91,7 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "LinearAttention",
     "MixtureOfExperts",
+    "ModelConfig",
     "MultiHeadAttention",
     "RMSNorm",
     "RotaryEmbedding",
@@ -88,6 +99,7 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "SwiGLUFeedForward",
     "Transformer",
+    "TransformerConfig",
     "alibi_bias",
     "alibi_slopes",
     "as_key_padding",

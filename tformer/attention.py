@@ -109,6 +109,11 @@ def merge_heads(x: Tensor) -> Tensor:
     return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, D)
 
 
+def _same_view(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` are one tensor: the same object, or views of the same memory, shape and strides."""
+    return a is b or (a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride())
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention (Vaswani et al. 2017, §3.2.2).
 
@@ -118,8 +123,8 @@ class MultiHeadAttention(nn.Module):
         bias: whether the four projections have biases.
         dropout: dropout probability on the attention weights, applied only in training mode.
         rope: optional :class:`~tformer.positional.RotaryEmbedding` (built for ``head_dim``) applied to the
-            queries and keys of every head after projection (Su et al. 2021, RoFormer). Only meaningful for
-            self-attention.
+            queries and keys of every head after projection (Su et al. 2021, RoFormer). Self-attention only:
+            ``forward`` refuses a ``key`` that is not the ``query`` tensor itself (or a view of the same memory).
 
     Parameters: ``w_q, w_k, w_v, w_o``, each ``Linear(D, D)``; 4·D² + 4·D numbers with bias, 4·D² without,
     independent of H.
@@ -190,7 +195,7 @@ class MultiHeadAttention(nn.Module):
         Raises:
             TypeError: if an input is not a floating-point tensor of the parameters' dtype.
             ValueError: on a wrong rank or width, mismatched batch or key/value lengths, a bad mask, or RoPE used
-                with different query and key lengths.
+                with a key that is not the query (cross-attention).
         """
         cached = cache is not None and cache.static and cache.key is not None and cache.value is not None
         check_query_key_value(query, key, value, self.w_q.weight, keys=not cached)
@@ -202,8 +207,11 @@ class MultiHeadAttention(nn.Module):
             k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S_new, Dh)
             v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S_new, Dh)
             if self.rope is not None:
-                if k.shape[-2] != L:
-                    raise ValueError(f"rope: expected key length S equal to query length L={L}, got S={k.shape[-2]}")
+                if not _same_view(key, query):  # RoPE's q_m·k_n depends on m − n: meaningless across sequences
+                    raise ValueError(
+                        f"rope: expected self-attention (key is query), got a different key tensor "
+                        f"{tuple(key.shape)}; cross-attention relates positions of two sequences"
+                    )
                 if positions is None:
                     past = 0 if cache is None else len(cache)
                     positions = torch.arange(past, past + L, device=query.device)  # (L,)

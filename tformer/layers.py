@@ -247,7 +247,8 @@ class DecoderLayer(nn.Module):
     """One decoder layer: masked self-attention, cross-attention to the encoder memory, FFN (§3.1).
 
     Each of the three sublayers has residual + LayerNorm, placed as in :class:`EncoderLayer`. Same arguments as
-    :class:`EncoderLayer` (without ``rope``).
+    :class:`EncoderLayer`; ``rope`` rotates the masked self-attention only. Cross-attention never gets it: its
+    queries and keys are positions of two different sequences, so their offset m − n means nothing.
 
     Shape:
         ``forward(x (B, L, D), memory (B, S, D), self_mask, memory_mask) -> (output (B, L, D),
@@ -268,11 +269,12 @@ class DecoderLayer(nn.Module):
         activation: str = "relu",
         layer_norm_eps: float = 1e-5,
         bias: bool = True,
+        rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
         _check_norm_eps(layer_norm_eps)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -341,12 +343,24 @@ class DecoderLayer(nn.Module):
         return ours.train(layer.training)
 
 
+def _final_norm(
+    d_model: int, eps: float, bias: bool, norm_first: bool, final_norm: bool | None
+) -> nn.LayerNorm | None:
+    """A stack's closing LayerNorm (biased exactly when its layers are), or ``None`` (see :class:`Encoder`)."""
+    if not isinstance(final_norm, bool) and final_norm is not None:
+        raise TypeError(f"final_norm: expected a bool or None, got {type(final_norm).__name__}")
+    wanted = norm_first if final_norm is None else final_norm
+    return nn.LayerNorm(d_model, eps=eps, bias=bias) if wanted else None
+
+
 class Encoder(nn.Module):
     """A stack of ``num_layers`` :class:`EncoderLayer`; pre-norm stacks end with a LayerNorm, post-norm do not.
 
     The 2017 paper is post-norm: each layer already ends with a LayerNorm. Pre-norm (Xiong et al. 2020) leaves
-    the residual stream un-normalised, so one final LayerNorm is added (``final_norm``; ``None`` for post-norm).
-    Other arguments as :class:`EncoderLayer`. Vaswani et al. 2017, §3.1 (N = 6 identical layers).
+    the residual stream un-normalised, so one final LayerNorm is added. ``final_norm``: ``None`` (default) adds
+    it exactly when ``norm_first``; ``True``/``False`` force it. The attribute ``final_norm`` holds the
+    LayerNorm (with a bias exactly when the layers have biases) or ``None``. Other arguments as
+    :class:`EncoderLayer`. Vaswani et al. 2017, §3.1 (N = 6 identical layers).
 
     Shape:
         ``forward(x (B, L, D), mask) -> (output (B, L, D), [weights (B, H, L, S)] * num_layers)``.
@@ -366,16 +380,18 @@ class Encoder(nn.Module):
         *,
         activation: str = "relu",
         layer_norm_eps: float = 1e-5,
+        bias: bool = True,
+        final_norm: bool | None = None,
         rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
         check_int("num_layers", num_layers, 1)
         self.layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
-                         layer_norm_eps=layer_norm_eps, rope=rope)
+                         layer_norm_eps=layer_norm_eps, bias=bias, rope=rope)
             for _ in range(num_layers)
         )
-        self.final_norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if norm_first else None
+        self.final_norm = _final_norm(d_model, layer_norm_eps, bias, norm_first, final_norm)
 
     def forward(
         self,
@@ -398,6 +414,9 @@ class Encoder(nn.Module):
 class Decoder(nn.Module):
     """A stack of ``num_layers`` :class:`DecoderLayer`; pre-norm stacks end with a LayerNorm (see :class:`Encoder`).
 
+    ``final_norm`` and ``bias`` as :class:`Encoder`; ``rope`` reaches the self-attention only (see
+    :class:`DecoderLayer`).
+
     Shape:
         ``forward(x (B, L, D), memory (B, S, D), self_mask, memory_mask) -> (output (B, L, D),
         [self weights (B, H, L, L)] * num_layers, [cross weights (B, H, L, S)] * num_layers)``.
@@ -417,15 +436,18 @@ class Decoder(nn.Module):
         *,
         activation: str = "relu",
         layer_norm_eps: float = 1e-5,
+        bias: bool = True,
+        final_norm: bool | None = None,
+        rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
         check_int("num_layers", num_layers, 1)
         self.layers = nn.ModuleList(
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
-                         layer_norm_eps=layer_norm_eps)
+                         layer_norm_eps=layer_norm_eps, bias=bias, rope=rope)
             for _ in range(num_layers)
         )
-        self.final_norm = nn.LayerNorm(d_model, eps=layer_norm_eps) if norm_first else None
+        self.final_norm = _final_norm(d_model, layer_norm_eps, bias, norm_first, final_norm)
 
     def new_cache(self) -> list[tuple[KVCache, KVCache]]:
         """Empty caches for incremental decoding: per layer, (growing self-attention, static cross-attention)."""

@@ -2,34 +2,74 @@
 
 Introduced in ``10_encoder_decoder`` (:class:`Transformer`, Vaswani et al. 2017) and ``11_three_families``
 (:class:`DecoderOnlyTransformer`, GPT-style; :class:`EncoderOnlyTransformer`, BERT-style). What separates the
-families is mostly the mask: the encoder sees the whole sequence, the decoder only the past.
+families is the mask: the encoder sees the whole sequence, the decoder only the past.
+
+Each family is built from one frozen config (:class:`TransformerConfig`, :class:`DecoderOnlyConfig`,
+:class:`EncoderOnlyConfig`), the way nanoGPT's ``GPTConfig`` and Hugging Face's ``LlamaConfig`` work. The three
+inherit every setting they share from :class:`ModelConfig`, so the names and defaults cannot drift apart, and
+the defaults are the paper's base model (Table 3) for all three: ``Transformer(TransformerConfig(V, V))`` is the
+model of §3, and the two one-stack families are that model's stack with a causal mask or none.
 
 Token embeddings are multiplied by √D before positions are added (§3.4). Weights start from Xavier-uniform, as
-in torch's ``nn.Transformer`` (see :func:`init_weights`).
+in torch's ``nn.Transformer``, except in modules that document their own initialisation (see
+:func:`init_weights`).
 
-Dimension letters: B batch, S source length, L target length, D ``d_model``, H heads, V vocabulary.
+Dimension letters: B batch, S source length, L target length, D ``d_model``, H heads, Dh head width, F ``d_ff``,
+V vocabulary.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, Literal, TypeVar
 
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_choice, check_divisible, check_ids, check_int, check_tensor
+from tformer._checks import (
+    check_bool,
+    check_choice,
+    check_divisible,
+    check_ids,
+    check_int,
+    check_probability,
+    check_tensor,
+    check_type,
+)
 from tformer.attention import KVCache
 from tformer.decoding import beam_search, greedy_decode, sample_next_token
 from tformer.layers import Decoder, Encoder
 from tformer.masks import as_key_padding, causal_mask
 from tformer.positional import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
 
-__all__ = ["DecoderOnlyTransformer", "EncoderOnlyTransformer", "Transformer", "TransformerOutput", "init_weights"]
+__all__ = [
+    "LEARNED_POSITION_STD",
+    "DecoderOnlyConfig",
+    "DecoderOnlyTransformer",
+    "EncoderOnlyConfig",
+    "EncoderOnlyTransformer",
+    "ModelConfig",
+    "Transformer",
+    "TransformerConfig",
+    "TransformerOutput",
+    "init_weights",
+]
+
+Positional = Literal["sinusoidal", "learned", "rope"]
+
+# A learned position table starts at the size of the sinusoidal table it replaces (each entry sin or cos of a
+# spread of angles: RMS 1/√2) and of the √D-scaled token embeddings (about 1) it is added to. GPT-2's N(0, 0.02²)
+# is balanced against GPT-2's unscaled N(0, 0.02²) token embeddings; next to ours it is 50 times too small.
+# Measured on chapter 08's look-back task (400 steps, a 32-row table), accuracy within the training length:
+# std 0.02 -> 63%, 0.1 -> 78%, 0.3 -> 89%, 1/√2 -> 97%, 1.0 -> 98%.
+LEARNED_POSITION_STD = 2**-0.5
+Activation = Literal["relu", "gelu"]
+InitScheme = Literal["xavier", "torch"]
 
 
-def init_weights(model: nn.Module, scheme: Literal["xavier", "torch"] = "xavier") -> None:
+def init_weights(model: nn.Module, scheme: InitScheme = "xavier") -> None:
     """Re-initialise ``model`` in place.
 
     ``"xavier"``: every parameter with two or more dimensions (linear maps, embeddings) from Xavier-uniform
@@ -37,6 +77,10 @@ def init_weights(model: nn.Module, scheme: Literal["xavier", "torch"] = "xavier"
     embedding (V, D) then has std ≈ √(2/(V+D)), so √D-scaled embeddings have roughly unit size, comparable to
     the sinusoidal positions. ``"torch"``: keep PyTorch's per-layer defaults (Kaiming-uniform linears,
     N(0, 1) embeddings — about √D ≈ 11 after the √D scaling, swamping the positions).
+
+    Parameters of a submodule whose class sets ``keeps_own_init = True`` are left as that module initialised
+    them: :class:`~tformer.positional.LearnedPositionalEmbedding` documents N(0, std²) (the models pass
+    ``std`` = :data:`LEARNED_POSITION_STD`), which Xavier would replace by √(2/(max_len+D)) (0.11 for 128 × 32).
 
     It matters at small scale. Measured on the running-example corpus (D=128, H=4, 2+2 layers, F=256, batch 64,
     Adam 1e-3 with 100 warm-up steps, one seed), validation loss after 240 steps: xavier 0.27 (post-norm) /
@@ -47,15 +91,20 @@ def init_weights(model: nn.Module, scheme: Literal["xavier", "torch"] = "xavier"
     """
     check_choice("scheme", scheme, ("xavier", "torch"))
     if scheme == "xavier":
+        own = {id(p) for m in model.modules() if getattr(m, "keeps_own_init", False) for p in m.parameters()}
         for p in model.parameters():
-            if p.dim() > 1:
+            if p.dim() > 1 and id(p) not in own:
                 nn.init.xavier_uniform_(p)
 
 
-def _check_tokens(name: str, tokens: Tensor, vocab_size: int, max_len: int, offset: int = 0) -> None:
-    """Validate a (B, L) integer token tensor; ``offset`` counts positions already cached."""
+def _check_tokens(name: str, tokens: Tensor, vocab_size: int, max_len: int | None, offset: int = 0) -> None:
+    """Validate a (B, L) integer token tensor; ``offset`` counts positions already cached.
+
+    ``max_len=None``: no length limit (RoPE's positions have no end). The id-range check reads the values only
+    on a CPU tensor outside ``torch.compile`` (see :func:`~tformer._checks.check_ids`).
+    """
     check_tensor(name, tokens, "int", "(B, L)", dtype=(torch.int64, torch.int32))
-    if tokens.shape[1] == 0 or offset + tokens.shape[1] > max_len:
+    if tokens.shape[1] == 0 or (max_len is not None and offset + tokens.shape[1] > max_len):
         raise ValueError(
             f"{name}: expected a length L in [1, max_len={max_len} - {offset} cached], got {tokens.shape[1]}"
         )
@@ -70,6 +119,195 @@ def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
         vocab = min(v for k, v in sizes.items() if k.endswith("vocab_size"))
         if not 0 <= check_int("pad_id", pad_id) < vocab:
             raise ValueError(f"pad_id: expected an id in [0, {vocab}) (inside every vocabulary), got {pad_id!r}")
+
+
+# ---------------------------------------------------------------- configs
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelConfig:
+    """The settings every family shares, with one set of defaults: the paper's base model.
+
+    Vaswani et al. 2017, Table 3 ("base"): D = 512, H = 8, N = 6 layers, F = 2048, dropout 0.1; §3.1 post-norm
+    residual blocks (``LayerNorm(x + Sublayer(x))``), §3.3 ReLU, §3.5 sinusoidal positions. Each family config
+    adds, after these fields, its vocabulary sizes (its positional arguments) and its layer counts (6 by
+    default); every other field is keyword-only.
+
+    **One norm placement, activation and final norm for all three families.** BERT and GPT-1 were post-norm
+    too (GELU instead of ReLU, learned positions); GPT-2 and later moved to pre-norm. The book's default is the
+    2017 block for every family, so that a comparison between families (chapter 11) is a comparison of masks and
+    nothing else; set ``norm_first=True`` (pre-norm, which trains deeper stacks more easily, chapter 09),
+    ``activation="gelu"`` or ``positional="learned"`` on any of them alike.
+
+    Attributes:
+        d_model: D, the width of every token vector.
+        num_heads: H; D must be a multiple of H (head width Dh = D / H, even for RoPE).
+        d_ff: F, the hidden width of each feed-forward network (the paper: 4·D).
+        dropout: one rate for embeddings + positions, attention weights, FFN hidden units and every residual
+            branch (paper: 0.1, §5.4), training mode only.
+        max_len: the longest input the positions cover (tokens). Learned and sinusoidal positions refuse longer
+            inputs (``generate`` crops its context to the last ``max_len`` tokens); RoPE encodes only offsets
+            between tokens and has no end, so there it is only the first size of its tables.
+        pad_id: the padding id: padded tokens are masked as attention keys (and never generated by the
+            encoder-decoder's decoding). ``None`` (one-stack families only): no padding mask, every id a token.
+        positional: ``"sinusoidal"`` (§3.5), ``"learned"`` (BERT, GPT; the table starts at N(0, 1/2), the size
+            of the sinusoidal table, see ``LEARNED_POSITION_STD``) or ``"rope"`` (Su et al. 2021; applied in
+            self-attention only, never across two sequences).
+        norm_first: ``False`` post-norm (the paper), ``True`` pre-norm (Xiong et al. 2020).
+        activation: FFN activation, ``"relu"`` (paper) or ``"gelu"`` (BERT, GPT).
+        final_norm: one LayerNorm after each stack. ``None`` (default): exactly when ``norm_first`` (a pre-norm
+            stack never normalises its residual stream; a post-norm one already ends in a LayerNorm).
+        bias: biases in the blocks' linear maps and LayerNorms (the output layer keeps its bias).
+        tie_embeddings: the output layer shares the (target) embedding matrix, V·D fewer parameters (§3.4; Press
+            & Wolf 2017). The paper ties; the default does not, so chapter 09 can count both.
+        init: ``"xavier"`` or ``"torch"``, see :func:`init_weights`.
+
+    Raises:
+        TypeError: a size that is not an int, a flag that is not a bool, a dropout that is not a number.
+        ValueError: a size below 1, D not a multiple of H, an odd head width with RoPE, dropout outside
+            ``[0, 1)``, an unknown ``positional``/``activation``/``init``, a ``pad_id`` outside a vocabulary.
+    """
+
+    d_model: int = 512
+    num_heads: int = 8
+    d_ff: int = 2048
+    dropout: float = 0.1
+    max_len: int = 512
+    pad_id: int | None = 0
+    positional: Positional = "sinusoidal"
+    norm_first: bool = False
+    activation: Activation = "relu"
+    final_norm: bool | None = None
+    bias: bool = True
+    tie_embeddings: bool = False
+    init: InitScheme = "xavier"
+
+    def _sizes(self) -> dict[str, int]:
+        """The family's own sizes (vocabularies, layer counts), checked with the shared ones."""
+        return {}
+
+    def __post_init__(self) -> None:
+        sizes = {**self._sizes(), "d_model": self.d_model, "num_heads": self.num_heads, "d_ff": self.d_ff,
+                 "max_len": self.max_len}  # fmt: skip
+        _check_sizes(self.pad_id, **sizes)
+        check_divisible("d_model", self.d_model, "num_heads", self.num_heads)
+        check_probability("dropout", self.dropout)
+        check_choice("positional", self.positional, ("sinusoidal", "learned", "rope"))
+        check_choice("activation", self.activation, ("relu", "gelu"))
+        check_choice("init", self.init, ("xavier", "torch"))
+        if self.positional == "rope" and (self.d_model // self.num_heads) % 2:
+            raise ValueError(f"positional: 'rope' rotates pairs of features, expected an even head width "
+                             f"Dh = d_model / num_heads, got {self.d_model // self.num_heads}")
+        for name in ("norm_first", "bias", "tie_embeddings"):
+            check_bool(name, getattr(self, name))
+        if self.final_norm is not None:
+            check_type("final_norm", self.final_norm, bool, "a bool or None")
+
+    @property
+    def has_final_norm(self) -> bool:
+        """Whether each stack ends with a LayerNorm (``final_norm``, or by default ``norm_first``)."""
+        return self.norm_first if self.final_norm is None else self.final_norm
+
+
+@dataclass(frozen=True)
+class TransformerConfig(ModelConfig):
+    """Settings of the encoder-decoder :class:`Transformer` (Vaswani et al. 2017).
+
+    Attributes:
+        src_vocab_size, tgt_vocab_size: V_src, V_tgt (positional arguments).
+        num_encoder_layers, num_decoder_layers: stack depths (paper: 6 each).
+        Every other field: see :class:`ModelConfig`; ``pad_id`` must be an id of both vocabularies (decoding
+        pads finished rows with it), so ``None`` is refused here.
+
+    Raises:
+        TypeError / ValueError: as :class:`ModelConfig`.
+    """
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    _: KW_ONLY
+    num_encoder_layers: int = 6
+    num_decoder_layers: int = 6
+
+    def _sizes(self) -> dict[str, int]:
+        if self.pad_id is None:
+            raise ValueError("pad_id: expected an id in both vocabularies (decoding pads with it), got None")
+        return {"src_vocab_size": self.src_vocab_size, "tgt_vocab_size": self.tgt_vocab_size,
+                "num_encoder_layers": self.num_encoder_layers, "num_decoder_layers": self.num_decoder_layers}
+
+
+@dataclass(frozen=True)
+class DecoderOnlyConfig(ModelConfig):
+    """Settings of the GPT-style :class:`DecoderOnlyTransformer`.
+
+    Attributes:
+        vocab_size: V (the positional argument).
+        num_layers: blocks in the stack (default 6, as the paper's decoder).
+        Every other field: see :class:`ModelConfig`.
+
+    Raises:
+        TypeError / ValueError: as :class:`ModelConfig`.
+    """
+
+    vocab_size: int
+    _: KW_ONLY
+    num_layers: int = 6
+
+    def _sizes(self) -> dict[str, int]:
+        return {"vocab_size": self.vocab_size, "num_layers": self.num_layers}
+
+
+@dataclass(frozen=True)
+class EncoderOnlyConfig(ModelConfig):
+    """Settings of the BERT-style :class:`EncoderOnlyTransformer`.
+
+    Attributes:
+        vocab_size: V (the positional argument).
+        num_layers: blocks in the stack (default 6, as the paper's encoder).
+        num_classes: size of the classification head; ``None`` for no head.
+        Every other field: see :class:`ModelConfig`.
+
+    Raises:
+        TypeError / ValueError: as :class:`ModelConfig`, or if ``num_classes`` is not a positive int.
+    """
+
+    vocab_size: int
+    _: KW_ONLY
+    num_layers: int = 6
+    num_classes: int | None = None
+
+    def _sizes(self) -> dict[str, int]:
+        sizes = {"vocab_size": self.vocab_size, "num_layers": self.num_layers}
+        return sizes if self.num_classes is None else {**sizes, "num_classes": self.num_classes}
+
+
+_Config = TypeVar("_Config", bound=ModelConfig)
+
+
+def _as_config(cls: type[_Config], args: tuple[Any, ...], settings: dict[str, Any]) -> _Config:
+    """``Model(config)``, ``Model(config, field=...)`` (a changed copy) or ``Model(vocab..., field=...)``."""
+    if args and isinstance(args[0], ModelConfig):
+        if not isinstance(args[0], cls) or len(args) > 1:
+            raise TypeError(f"config: expected one {cls.__name__} (and keyword changes), got "
+                            f"{', '.join(type(a).__name__ for a in args)}")
+        return dataclasses.replace(args[0], **settings) if settings else args[0]
+    return cls(*args, **settings)
+
+
+def _stack_settings(config: ModelConfig) -> dict[str, Any]:
+    """The keyword arguments :class:`Encoder` and :class:`Decoder` take from a config."""
+    return dict(d_model=config.d_model, num_heads=config.num_heads, d_ff=config.d_ff, dropout=config.dropout,
+                norm_first=config.norm_first, activation=config.activation, bias=config.bias,
+                final_norm=config.has_final_norm)
+
+
+def _positions(config: ModelConfig) -> tuple[nn.Module | None, RotaryEmbedding | None]:
+    """The additive position module (sinusoidal or learned), or the rotary embedding for self-attention."""
+    if config.positional == "learned":
+        return LearnedPositionalEmbedding(config.max_len, config.d_model, std=LEARNED_POSITION_STD), None
+    if config.positional == "sinusoidal":
+        return SinusoidalPositionalEncoding(config.d_model, max_len=config.max_len), None
+    return None, RotaryEmbedding(config.d_model // config.num_heads, max_len=config.max_len)
 
 
 @dataclass
@@ -93,65 +331,82 @@ class TransformerOutput:
 class Transformer(nn.Module):
     """The encoder-decoder Transformer of Vaswani et al. 2017 (§3, Figure 1).
 
-    Args:
-        src_vocab_size, tgt_vocab_size: vocabulary sizes V_src, V_tgt.
-        d_model, num_heads, num_encoder_layers, num_decoder_layers, d_ff: sizes (defaults: the paper's base).
-        dropout: one rate for embeddings+positions, attention weights and residual branches (paper: 0.1).
-        max_len: longest source or target sequence accepted.
-        pad_id: padding id in both vocabularies; padded source keys are masked everywhere.
-        norm_first: ``False`` post-norm (the paper), ``True`` pre-norm (see :mod:`tformer.layers`).
-        tie_embeddings: share the target embedding matrix with the output projection (§3.4).
-        activation: FFN activation, ``"relu"`` (paper) or ``"gelu"``.
-        init: ``"xavier"`` or ``"torch"``, see :func:`init_weights`.
+    Build it from a :class:`TransformerConfig`, or let the keywords build one::
+
+        Transformer(TransformerConfig(V_src, V_tgt, d_model=64))  # or Transformer.from_config(config)
+        Transformer(V_src, V_tgt, d_model=64)                      # the same model
+        Transformer(config, dropout=0.0)                            # a changed copy of config
+
+    ``model.config`` is the config it was built from; every setting is read from there.
 
     Shape:
         ``forward(src (B, S), tgt_in (B, L)) -> logits (B, L, V_tgt)``.
 
     Raises:
-        ValueError: if ``d_model`` is not divisible by ``num_heads``, a size is not positive, or ``pad_id`` is
-            not an id of both vocabularies. TypeError: if a size is not an int.
+        TypeError / ValueError: as :class:`TransformerConfig`.
     """
 
-    def __init__(
-        self,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        d_model: int = 512,
-        num_heads: int = 8,
-        num_encoder_layers: int = 6,
-        num_decoder_layers: int = 6,
-        d_ff: int = 2048,
-        dropout: float = 0.1,
-        max_len: int = 512,
-        pad_id: int = 0,
-        norm_first: bool = False,
-        *,
-        tie_embeddings: bool = False,
-        activation: str = "relu",
-        init: Literal["xavier", "torch"] = "xavier",
-    ) -> None:
+    def __init__(self, *args: Any, **settings: Any) -> None:
         super().__init__()
-        _check_sizes(pad_id, src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=d_model,
-                     num_heads=num_heads, max_len=max_len)
-        check_divisible("d_model", d_model, "num_heads", num_heads)
-        self.src_vocab_size, self.tgt_vocab_size = src_vocab_size, tgt_vocab_size
-        self.d_model, self.max_len, self.pad_id = d_model, max_len, pad_id
-        self.src_embed = nn.Embedding(src_vocab_size, d_model)
-        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_model)
-        self.positional = SinusoidalPositionalEncoding(d_model, max_len=max_len, dropout=dropout)
-        self.encoder = Encoder(num_encoder_layers, d_model, num_heads, d_ff, dropout, norm_first,
-                               activation=activation)
-        self.decoder = Decoder(num_decoder_layers, d_model, num_heads, d_ff, dropout, norm_first,
-                               activation=activation)
-        self.output = nn.Linear(d_model, tgt_vocab_size)
-        init_weights(self, init)
-        if tie_embeddings:
+        self.config: TransformerConfig = _as_config(TransformerConfig, args, settings)
+        config = self.config
+        self.src_embed = nn.Embedding(config.src_vocab_size, config.d_model)
+        self.tgt_embed = nn.Embedding(config.tgt_vocab_size, config.d_model)
+        # one position module for both sequences: a fixed table, or one learned table of max_len rows
+        self.positional, rope = _positions(config)
+        self.dropout = nn.Dropout(config.dropout)
+        # rope reaches the self-attention of both stacks, never the decoder's cross-attention
+        self.encoder = Encoder(config.num_encoder_layers, **_stack_settings(config), rope=rope)
+        self.decoder = Decoder(config.num_decoder_layers, **_stack_settings(config), rope=rope)
+        self.output = nn.Linear(config.d_model, config.tgt_vocab_size)
+        init_weights(self, config.init)
+        if config.tie_embeddings:
             self.output.weight = self.tgt_embed.weight
 
+    @classmethod
+    def from_config(cls, config: TransformerConfig) -> Transformer:
+        """Build the model ``config`` describes (the same as ``Transformer(config)``)."""
+        return cls(config)
+
+    @property
+    def pad_id(self) -> int:
+        """The padding id of both vocabularies (decoding reads it)."""
+        assert self.config.pad_id is not None  # TransformerConfig refuses None
+        return self.config.pad_id
+
+    @property
+    def max_len(self) -> int:
+        """The longest input the positions cover (see :class:`ModelConfig`)."""
+        return self.config.max_len
+
+    @property
+    def d_model(self) -> int:
+        """D."""
+        return self.config.d_model
+
+    @property
+    def src_vocab_size(self) -> int:
+        """V_src."""
+        return self.config.src_vocab_size
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        """V_tgt."""
+        return self.config.tgt_vocab_size
+
+    def _embed(self, embedding: nn.Embedding, tokens: Tensor, offset: int) -> Tensor:
+        x = embedding(tokens) * math.sqrt(self.config.d_model)  # (B, L, D)
+        if self.positional is not None:
+            x = self.positional(x, offset=offset)  # (B, L, D)
+        return self.dropout(x)
+
+    def _length_limit(self) -> int | None:
+        return None if self.config.positional == "rope" else self.config.max_len
+
     def _encode(self, src: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
-        _check_tokens("src", src, self.src_vocab_size, self.max_len)
+        _check_tokens("src", src, self.config.src_vocab_size, self._length_limit())
         src_padding = src != self.pad_id  # (B, S) True at real tokens
-        x = self.positional(self.src_embed(src) * math.sqrt(self.d_model))  # (B, S, D)
+        x = self._embed(self.src_embed, src, 0)  # (B, S, D)
         memory, weights = self.encoder(x, as_key_padding(src_padding))  # (B, S, D)
         return memory, src_padding, weights
 
@@ -167,7 +422,7 @@ class Transformer(nn.Module):
         self, tgt_in: Tensor, memory: Tensor, src_padding: Tensor | None, cache: list | None
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         past = 0 if cache is None else len(cache[0][0])
-        _check_tokens("tgt_in", tgt_in, self.tgt_vocab_size, self.max_len, offset=past)
+        _check_tokens("tgt_in", tgt_in, self.config.tgt_vocab_size, self._length_limit(), offset=past)
         B, L = tgt_in.shape
         check_tensor("memory", memory, "float", "(B, S, D)", B=B, D=self.d_model)  # from encode() of B sources
         if src_padding is not None:
@@ -177,7 +432,7 @@ class Transformer(nn.Module):
         else:  # new positions see every cached one and the earlier new ones
             self_mask = causal_mask(L, past + L, device=tgt_in.device) if L > 1 else None
         memory_mask = None if src_padding is None else as_key_padding(src_padding)  # (B, 1, 1, S)
-        y = self.positional(self.tgt_embed(tgt_in) * math.sqrt(self.d_model), offset=past)  # (B, L, D)
+        y = self._embed(self.tgt_embed, tgt_in, past)  # (B, L, D)
         y, self_w, cross_w = self.decoder(y, memory, self_mask, memory_mask, cache=cache)  # (B, L, D)
         return self.output(y), self_w, cross_w  # (B, L, V_tgt)
 
@@ -210,8 +465,8 @@ class Transformer(nn.Module):
 
         Raises:
             TypeError: if ``src``/``tgt_in`` are not integer tensors.
-            ValueError: if they are not 2-D, differ in batch size, are longer than ``max_len``, or hold ids
-                outside the vocabulary.
+            ValueError: if they are not 2-D, differ in batch size, are longer than ``max_len`` (learned or
+                sinusoidal positions), or hold ids outside the vocabulary.
         """
         if isinstance(src, Tensor) and isinstance(tgt_in, Tensor) and src.dim() == tgt_in.dim() == 2 and (
             src.shape[0] != tgt_in.shape[0]
@@ -235,45 +490,30 @@ class Transformer(nn.Module):
         return beam_search(self, src, beam_size, max_len, bos_id, eos_id, length_penalty=length_penalty)
 
 
-_Positional = Literal["learned", "sinusoidal", "rope"]
-
-
 class _TokenStack(nn.Module):
-    """Embedding (× √D) + positions + an :class:`Encoder` stack: the shared body of the one-stack families."""
+    """Embedding (× √D) + positions + dropout + an :class:`Encoder` stack: the body of the one-stack families."""
 
-    def __init__(
-        self, vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int, max_len: int,
-        dropout: float, positional: str, norm_first: bool, activation: str,
-    ) -> None:
+    def __init__(self, config: DecoderOnlyConfig | EncoderOnlyConfig) -> None:
         super().__init__()
-        _check_sizes(vocab_size=vocab_size, d_model=d_model, num_heads=num_heads, max_len=max_len)
-        check_choice("positional", positional, ("learned", "sinusoidal", "rope"))
-        check_divisible("d_model", d_model, "num_heads", num_heads)
-        self.vocab_size, self.d_model, self.max_len, self.positional_kind = vocab_size, d_model, max_len, positional
-        self.embed = nn.Embedding(vocab_size, d_model)
-        self.positional: nn.Module | None = None
-        rope = None
-        if positional == "learned":
-            self.positional = LearnedPositionalEmbedding(max_len, d_model)
-        elif positional == "sinusoidal":
-            self.positional = SinusoidalPositionalEncoding(d_model, max_len=max_len)
-        else:
-            rope = RotaryEmbedding(d_model // num_heads, max_len=max_len)
-        self.dropout = nn.Dropout(dropout)
-        self.encoder = Encoder(num_layers, d_model, num_heads, d_ff, dropout, norm_first,
-                               activation=activation, rope=rope)
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.positional, rope = _positions(config)
+        self.dropout = nn.Dropout(config.dropout)
+        self.encoder = Encoder(config.num_layers, **_stack_settings(config), rope=rope)
 
     def forward(
-        self, tokens: Tensor, *, causal: bool, pad_id: int | None = None, cache: list[KVCache] | None = None
+        self, tokens: Tensor, *, causal: bool, cache: list[KVCache] | None = None
     ) -> tuple[Tensor, list[Tensor]]:
+        config = self.config
         past = 0 if cache is None else len(cache[0])
-        _check_tokens("tokens", tokens, self.vocab_size, self.max_len, offset=past)
+        limit = None if config.positional == "rope" else config.max_len
+        _check_tokens("tokens", tokens, config.vocab_size, limit, offset=past)
         L = tokens.shape[1]
         mask = causal_mask(L, past + L, device=tokens.device) if causal and L > 1 else None  # (L, S)
-        if pad_id is not None:
-            padding = as_key_padding(tokens != pad_id)  # (B, 1, 1, S)
+        if config.pad_id is not None and cache is None:  # with a cache the keys are earlier steps' tokens
+            padding = as_key_padding(tokens != config.pad_id)  # (B, 1, 1, S)
             mask = padding if mask is None else mask & padding
-        x = self.embed(tokens) * math.sqrt(self.d_model)  # (B, L, D)
+        x = self.embed(tokens) * math.sqrt(config.d_model)  # (B, L, D)
         if self.positional is not None:
             x = self.positional(x, offset=past)  # (B, L, D)
         positions = torch.arange(past, past + L, device=tokens.device)  # (L,) used by RoPE
@@ -283,32 +523,36 @@ class _TokenStack(nn.Module):
 class DecoderOnlyTransformer(nn.Module):
     """A GPT-style language model: causal self-attention blocks, no encoder (Radford et al. 2018).
 
-    Args:
-        vocab_size, d_model, num_heads, num_layers, d_ff, max_len: sizes V, D, H, layers, F, longest sequence.
-        dropout: one rate for embeddings, attention weights and residual branches.
-        positional: ``"learned"`` (GPT-2), ``"sinusoidal"`` (Vaswani §3.5) or ``"rope"`` (Su et al. 2021).
-        norm_first: pre-norm by default (GPT-2 style), which trains more easily.
-        activation, init: as :class:`Transformer`.
+    Build it from a :class:`DecoderOnlyConfig` (``DecoderOnlyTransformer(config)``,
+    ``DecoderOnlyTransformer.from_config(config)``) or from the config's fields as arguments
+    (``DecoderOnlyTransformer(V, num_layers=2)``); ``model.config`` is the config. Padded keys
+    (``config.pad_id``) are masked in a forward pass without a cache.
 
     Shape:
         ``forward(tokens (B, L)) -> logits (B, L, V)``; position l sees tokens 0..l only.
 
     Raises:
-        ValueError: if ``d_model`` is not divisible by ``num_heads``, a size is not positive, ``positional`` is
-            unknown, or (with ``"rope"``) the head width is odd. TypeError: if a size is not an int.
+        TypeError / ValueError: as :class:`DecoderOnlyConfig`.
     """
 
-    def __init__(
-        self, vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int, max_len: int,
-        dropout: float = 0.0, positional: _Positional = "learned", *, norm_first: bool = True,
-        activation: str = "relu", init: Literal["xavier", "torch"] = "xavier",
-    ) -> None:
+    def __init__(self, *args: Any, **settings: Any) -> None:
         super().__init__()
-        self.max_len = max_len
-        self.body = _TokenStack(vocab_size, d_model, num_heads, num_layers, d_ff, max_len, dropout,
-                                positional, norm_first, activation)
-        self.output = nn.Linear(d_model, vocab_size)
-        init_weights(self, init)
+        self.config: DecoderOnlyConfig = _as_config(DecoderOnlyConfig, args, settings)
+        self.body = _TokenStack(self.config)
+        self.output = nn.Linear(self.config.d_model, self.config.vocab_size)
+        init_weights(self, self.config.init)
+        if self.config.tie_embeddings:
+            self.output.weight = self.body.embed.weight
+
+    @classmethod
+    def from_config(cls, config: DecoderOnlyConfig) -> DecoderOnlyTransformer:
+        """Build the model ``config`` describes (the same as ``DecoderOnlyTransformer(config)``)."""
+        return cls(config)
+
+    @property
+    def max_len(self) -> int:
+        """The longest input the positions cover (see :class:`ModelConfig`)."""
+        return self.config.max_len
 
     def new_cache(self) -> list[KVCache]:
         """Empty key/value caches, one per layer, for ``forward(..., cache=...)``."""
@@ -328,8 +572,8 @@ class DecoderOnlyTransformer(nn.Module):
             logits ``(B, L, V)`` (and the weights list).
 
         Raises:
-            TypeError/ValueError: non-integer tokens, ids outside the vocabulary, or more than ``max_len``
-            positions in total.
+            TypeError/ValueError: non-integer tokens, ids outside the vocabulary, or (learned or sinusoidal
+            positions) more than ``max_len`` positions in total.
         """
         x, weights = self.body(tokens, causal=True, cache=cache)  # (B, L, D)
         logits = self.output(x)  # (B, L, V)
@@ -353,24 +597,38 @@ class DecoderOnlyTransformer(nn.Module):
         and reuses the cached keys/values; the result is the same as recomputing (test_models proves it). Call
         ``model.eval()`` first so dropout is off.
 
+        Past ``max_len``: with learned or sinusoidal positions the model sees only the last ``max_len`` tokens
+        (as nanoGPT crops to its block size); every token then sits at a new absolute position, so the cache is
+        dropped and each step recomputes the window. RoPE depends only on offsets between tokens, so it keeps
+        the whole context and the cache.
+
+        ``config.pad_id`` (when not ``None``) is padding, never a generated token (its logit is ignored, as in
+        :func:`tformer.decoding.greedy_decode`), and a prompt may not contain it: the cached steps could not
+        hide a padded key that an uncached forward hides.
+
         Shape:
             ``prompt (B, P) -> (B, P + max_new_tokens)``.
 
         Raises:
-            ValueError: if ``P + max_new_tokens > max_len`` or ``max_new_tokens < 0``; see :meth:`forward`.
+            ValueError: if ``max_new_tokens < 0`` or the prompt contains ``pad_id``; see :meth:`forward`.
             TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
         """
-        check_int("max_new_tokens", max_new_tokens)
-        _check_tokens("prompt", prompt, self.body.vocab_size, self.max_len)
-        if max_new_tokens < 0 or prompt.shape[-1] + max_new_tokens > self.max_len:
-            raise ValueError(
-                f"max_new_tokens: expected 0 <= max_new_tokens and prompt length {prompt.shape[-1]} + "
-                f"max_new_tokens <= max_len={self.max_len}, got {max_new_tokens}"
-            )
+        check_int("max_new_tokens", max_new_tokens, 0)
+        _check_tokens("prompt", prompt, self.config.vocab_size, None)
+        pad_id = self.config.pad_id
+        if pad_id is not None and bool((prompt == pad_id).any()):
+            raise ValueError(f"prompt: expected no padding (pad_id={pad_id}), got a prompt that contains it")
+        window = None if self.config.positional == "rope" else self.config.max_len
         tokens, step_input = prompt, prompt
         cache = self.new_cache() if use_cache else None
         for _ in range(max_new_tokens):
-            logits = self(step_input if use_cache else tokens, cache=cache)[:, -1]  # (B, V)
+            if cache is not None and (window is None or len(cache[0]) + step_input.shape[1] <= window):
+                logits = self(step_input, cache=cache)[:, -1]  # (B, V)
+            else:  # no cache, or the window slides: the last `window` tokens at positions 0 .. window-1
+                cache = None
+                logits = self(tokens if window is None else tokens[:, -window:])[:, -1]  # (B, V)
+            if pad_id is not None:
+                logits[:, pad_id] = float("-inf")  # padding, never a token
             next_token = sample_next_token(logits, temperature, top_k, generator)[:, None]  # (B, 1)
             tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
             step_input = next_token
@@ -378,54 +636,58 @@ class DecoderOnlyTransformer(nn.Module):
 
 
 class EncoderOnlyTransformer(nn.Module):
-    """A BERT-style bidirectional encoder with a masked-token head and a classification head (Devlin et al. 2019).
+    """A BERT-style bidirectional encoder with a masked-token output and a classification head (Devlin et al. 2019).
 
     Every position sees every other (only padding is masked), so it cannot generate left to right; it is trained
-    to fill in masked tokens (``forward``) and, through the first token's pooled vector, to classify (``classify``).
+    to fill in masked tokens (``forward``) and, through the first token's pooled vector, to classify
+    (``classify``). Its body and output layer are the decoder-only model's, without the causal mask (BERT adds
+    a dense + GELU + LayerNorm transform before its output layer; it is left out so that the two one-stack
+    families differ in the mask alone).
 
-    Args:
-        vocab_size, d_model, num_heads, num_layers, d_ff, max_len, dropout: as :class:`DecoderOnlyTransformer`.
-        num_classes: size of the classification head; ``None`` for no head.
-        pad_id: padding id, masked as a key.
-        positional: ``"learned"`` (BERT), ``"sinusoidal"`` or ``"rope"``.
-        norm_first: post-norm by default, as BERT.
-        activation: ``"gelu"`` by default, as BERT.
+    Build it as :class:`DecoderOnlyTransformer`, from an :class:`EncoderOnlyConfig`.
 
     Shape:
         ``forward(tokens (B, L)) -> (B, L, V)``; ``classify(tokens (B, L)) -> (B, num_classes)``.
 
     Raises:
-        ValueError: as :class:`DecoderOnlyTransformer`, or if ``pad_id`` is not in ``[0, vocab_size)`` or
-            ``num_classes`` is not positive.
+        TypeError / ValueError: as :class:`EncoderOnlyConfig`.
     """
 
-    def __init__(
-        self, vocab_size: int, d_model: int, num_heads: int, num_layers: int, d_ff: int, max_len: int,
-        dropout: float = 0.0, *, num_classes: int | None = None, pad_id: int = 0,
-        positional: _Positional = "learned", norm_first: bool = False, activation: str = "gelu",
-        init: Literal["xavier", "torch"] = "xavier",
-    ) -> None:
+    def __init__(self, *args: Any, **settings: Any) -> None:
         super().__init__()
-        _check_sizes(pad_id, vocab_size=vocab_size)
-        if num_classes is not None:
-            _check_sizes(num_classes=num_classes)
-        self.pad_id = pad_id
-        self.body = _TokenStack(vocab_size, d_model, num_heads, num_layers, d_ff, max_len, dropout,
-                                positional, norm_first, activation)
-        self.mlm_head = nn.Sequential(nn.Linear(d_model, d_model), nn.GELU(), nn.LayerNorm(d_model),
-                                      nn.Linear(d_model, vocab_size))
-        self.pooler = nn.Sequential(nn.Linear(d_model, d_model), nn.Tanh())
-        self.classifier = None if num_classes is None else nn.Linear(d_model, num_classes)
-        init_weights(self, init)
+        self.config: EncoderOnlyConfig = _as_config(EncoderOnlyConfig, args, settings)
+        config = self.config
+        self.body = _TokenStack(config)
+        self.output = nn.Linear(config.d_model, config.vocab_size)
+        self.pooler = nn.Sequential(nn.Linear(config.d_model, config.d_model), nn.Tanh())
+        self.classifier = None if config.num_classes is None else nn.Linear(config.d_model, config.num_classes)
+        init_weights(self, config.init)
+        if config.tie_embeddings:
+            self.output.weight = self.body.embed.weight
+
+    @classmethod
+    def from_config(cls, config: EncoderOnlyConfig) -> EncoderOnlyTransformer:
+        """Build the model ``config`` describes (the same as ``EncoderOnlyTransformer(config)``)."""
+        return cls(config)
+
+    @property
+    def pad_id(self) -> int | None:
+        """The padding id masked as a key (``None``: no padding)."""
+        return self.config.pad_id
+
+    @property
+    def max_len(self) -> int:
+        """The longest input the positions cover (see :class:`ModelConfig`)."""
+        return self.config.max_len
 
     def encode(self, tokens: Tensor, *, return_attention: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
         """Contextual vectors ``(B, L, D)`` (and per-layer weights ``(B, H, L, L)``); padded keys are masked."""
-        hidden, weights = self.body(tokens, causal=False, pad_id=self.pad_id)  # (B, L, D)
+        hidden, weights = self.body(tokens, causal=False)  # (B, L, D)
         return (hidden, weights) if return_attention else hidden
 
     def forward(self, tokens: Tensor) -> Tensor:
         """Masked-token logits: ``tokens (B, L) -> (B, L, V)``."""
-        return self.mlm_head(self.encode(tokens))
+        return self.output(self.encode(tokens))
 
     def classify(self, tokens: Tensor) -> Tensor:
         """Sequence-class logits from the pooled first token: ``tokens (B, L) -> (B, num_classes)``.

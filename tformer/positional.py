@@ -109,8 +109,11 @@ class SinusoidalPositionalEncoding(nn.Module):
 class LearnedPositionalEmbedding(nn.Module):
     """Adds a trained table E[pos] to token embeddings (BERT and GPT-2 style; Vaswani et al. 2017, §3.5 compare).
 
-    Initialised from N(0, 0.02²) as in GPT-2. Unlike the sinusoidal table it cannot grow: positions beyond
-    ``max_len`` were never trained.
+    Initialised from N(0, std²), by default std = 0.02 as in GPT-2, and kept so inside a model:
+    ``keeps_own_init`` tells :func:`tformer.models.init_weights` to leave this table alone. (GPT-2 starts its
+    token embeddings at N(0, 0.02²) too; the book's models scale theirs by √D to about unit size, so they pass a
+    larger ``std``, see :class:`tformer.models.ModelConfig`.) Unlike the sinusoidal table it cannot grow:
+    positions beyond ``max_len`` were never trained.
 
     Shape:
         - x: ``(B, L, D)`` (any leading dimensions)
@@ -118,15 +121,22 @@ class LearnedPositionalEmbedding(nn.Module):
 
     Raises:
         ValueError: in ``forward`` when ``offset + L > max_len`` (the message names both), or on a wrong last
-            dimension / negative ``offset``. TypeError: on a non-float ``x`` or non-int sizes.
+            dimension / negative ``offset``; a ``std`` that is not positive. TypeError: on a non-float ``x``,
+            non-int sizes or a ``std`` that is not a number.
     """
 
-    def __init__(self, max_len: int, d_model: int) -> None:
+    keeps_own_init = True  # the N(0, 0.02²) start is part of the design, not a placeholder for Xavier
+
+    def __init__(self, max_len: int, d_model: int, *, std: float = 0.02) -> None:
         super().__init__()
         self.max_len = check_int("max_len", max_len, 1)
         self.d_model = check_int("d_model", d_model, 1)
+        if isinstance(std, bool) or not isinstance(std, (int, float)):
+            raise TypeError(f"std: expected a positive number, got {type(std).__name__}")
+        if not std > 0:
+            raise ValueError(f"std: expected a positive number, got {std}")
         self.embedding = nn.Embedding(max_len, d_model)
-        nn.init.normal_(self.embedding.weight, mean=0.0, std=0.02)
+        nn.init.normal_(self.embedding.weight, mean=0.0, std=std)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``x + E[offset : offset + L]``; ``offset`` is the first position (cached decoding)."""

@@ -57,7 +57,7 @@ def test_solution_is_accepted_and_a_wrong_answer_is_not(exercise_id: str) -> Non
 def test_closed_forms_match_the_modules() -> None:
     with torch.device("meta"):
         layer = EncoderLayer(768, 12, 3072)
-        big = Transformer(37_000, 37_000, 1024, 16, 6, 6, 4096, tie_embeddings=True)
+        big = Transformer(37_000, 37_000, d_model=1024, num_heads=16, d_ff=4096, tie_embeddings=True)
     big.src_embed.weight = big.tgt_embed.weight
     assert sum(p.numel() for p in layer.parameters()) == solution_09_1()
     assert sum(p.numel() for p in big.parameters()) == solution_09_3()

@@ -55,7 +55,8 @@ def test_greedy_stops_each_row_at_its_own_eos(use_cache: bool) -> None:
 
 def _model(eos_bias: float, tgt_vocab: int = 19) -> Transformer:
     torch.manual_seed(0)
-    model = Transformer(23, tgt_vocab, 32, 4, 2, 2, 64, dropout=0.0, max_len=16, pad_id=PAD).double().eval()
+    model = Transformer(23, tgt_vocab, d_model=32, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=64,
+                        dropout=0.0, max_len=16, pad_id=PAD).double().eval()
     with torch.no_grad():
         model.output.bias[EOS] = eos_bias  # make EOS likely enough that rows finish at different steps
     return model

@@ -240,3 +240,26 @@ def test_layer_inputs_are_checked_before_the_first_norm(norm_first: bool) -> Non
         enc(x.double())
     with pytest.raises(TypeError, match=r"memory: expected a floating-point tensor .* torch.int64"):
         dec(x, x.long())
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_stacks_without_bias_have_no_bias_anywhere(norm_first: bool) -> None:
+    enc = Encoder(2, D, H, FF, norm_first=norm_first, bias=False)
+    dec = Decoder(2, D, H, FF, norm_first=norm_first, bias=False)
+    for stack in (enc, dec):
+        assert not [name for name, _ in stack.named_parameters() if name.endswith("bias")]
+        assert (stack.final_norm is not None) == norm_first
+    forced = Encoder(1, D, H, FF, final_norm=True, bias=False)  # a post-norm stack may ask for one too
+    assert forced.final_norm is not None and forced.final_norm.bias is None
+    assert Decoder(1, D, H, FF, norm_first=True, final_norm=False).final_norm is None
+    with pytest.raises(TypeError, match=r"final_norm: expected a bool or None, got str"):
+        Encoder(1, D, H, FF, final_norm="yes")  # type: ignore[arg-type]
+
+
+def test_decoder_rope_reaches_self_attention_only() -> None:
+    from tformer.positional import RotaryEmbedding
+
+    dec = Decoder(2, D, H, FF, rope=RotaryEmbedding(D // H)).double().eval()
+    assert all(layer.self_attn.rope is not None and layer.cross_attn.rope is None for layer in dec.layers)
+    y, memory = _x(B, L, D, seed=1), _x(B, S, D, seed=2)
+    assert dec(y, memory, causal_mask(L))[0].shape == (B, L, D)

@@ -86,7 +86,8 @@ def test_loss_counts_only_scored_positions_and_matches_cross_entropy() -> None:
 
 def test_training_with_the_book_loop_lowers_the_loss() -> None:
     torch.manual_seed(0)
-    model = DecoderOnlyTransformer(6, 16, 2, 1, 32, max_len=16, positional="rope")
+    model = DecoderOnlyTransformer(6, d_model=16, num_heads=2, num_layers=1, d_ff=32, max_len=16, dropout=0.0,
+                                   pad_id=None, positional="rope")
     batches = look_back_batches(40, max_length=12, shift=1, num_symbols=6, batch_size=16)
     history = train(model, batches, look_back_loss, lr=1e-2, max_steps=40, device="cpu", progress=False)
     assert sum(history.losses[-5:]) / 5 < 0.8 * sum(history.losses[:5]) / 5

@@ -24,6 +24,8 @@ from tformer.training.metrics import (
     translate,
 )
 
+TINY = dict(d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32, dropout=0.0, max_len=8)
+
 
 def test_exact_match():
     preds = ["猫 坐 在 垫子 上", ["猫", "追", "老鼠"], "猫 追"]
@@ -107,7 +109,7 @@ def test_lm_nats_of_a_uniform_model_is_log_v():
 def test_translate_and_report_api_and_errors():
     torch.manual_seed(0)
     src_vocab, tgt_vocab = Vocab(["the", "cat", "sat"]), Vocab(["猫", "坐"])
-    model = Transformer(len(src_vocab), len(tgt_vocab), 16, 2, 1, 1, 32, 0.0, max_len=8)
+    model = Transformer(len(src_vocab), len(tgt_vocab), **TINY)
     out = translate(model, ["the cat sat", "cat"], src_vocab, tgt_vocab, max_len=5)
     assert len(out) == 2 and all(set(o.split()) <= {"猫", "坐", "<unk>"} for o in out)
     report = evaluate_translation(model, [("the cat sat", "猫 坐"), ("cat", "猫")], src_vocab, tgt_vocab)

@@ -22,6 +22,9 @@ from tformer.training.train import (
     warmup_schedule,
 )
 
+TINY = dict(d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32, dropout=0.0, max_len=8)
+SMALL = dict(d_model=32, num_heads=4, num_encoder_layers=1, num_decoder_layers=1, d_ff=64, dropout=0.0, max_len=16)
+
 
 @pytest.fixture(autouse=True, scope="module")
 def _one_thread():
@@ -142,14 +145,14 @@ def test_bad_input():
 def test_checkpoint_round_trip_and_mismatches(tmp_path):
     torch.manual_seed(0)
     src_vocab, tgt_vocab = Vocab(["the", "cat"]), Vocab(["猫"])
-    model = Transformer(len(src_vocab), len(tgt_vocab), 16, 2, 1, 1, 32, 0.0, max_len=8)
+    model = Transformer(len(src_vocab), len(tgt_vocab), **TINY)
     history = History(losses=[2.0, 1.0], steps=2)
     path = tmp_path / "ckpt.pt"
     save_checkpoint(
         path, model, history=history, vocabs={"src": src_vocab, "tgt": tgt_vocab}, extra={"seed": 0}
     )
     assert set(torch.load(path, weights_only=True)) == {"model", "history", "vocabs", "extra"}
-    fresh = Transformer(len(src_vocab), len(tgt_vocab), 16, 2, 1, 1, 32, 0.0, max_len=8)
+    fresh = Transformer(len(src_vocab), len(tgt_vocab), **TINY)
     state = load_checkpoint(path, fresh, vocabs={"src": src_vocab, "tgt": tgt_vocab})
     for (name, a), b in zip(model.state_dict().items(), fresh.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0, msg=name)
@@ -158,7 +161,7 @@ def test_checkpoint_round_trip_and_mismatches(tmp_path):
     )
     with pytest.raises(ValueError, match="mismatched vocabulary"):
         load_checkpoint(path, fresh, vocabs={"src": Vocab(["the", "dog"])})
-    bigger = Transformer(len(src_vocab) + 1, len(tgt_vocab), 16, 2, 1, 1, 32, 0.0, max_len=8)
+    bigger = Transformer(len(src_vocab) + 1, len(tgt_vocab), **TINY)
     with pytest.raises(ValueError, match=r"model: expected a model the checkpoint .* fits \(mismatched sizes\?\)"):
         load_checkpoint(path, bigger)
 
@@ -174,7 +177,7 @@ def test_tiny_translation_run_learns():
         32,
     )
     torch.manual_seed(0)
-    model = Transformer(len(src_vocab), len(tgt_vocab), 32, 4, 1, 1, 64, 0.0, max_len=32)
+    model = Transformer(len(src_vocab), len(tgt_vocab), **{**SMALL, "max_len": 32})
     h = train(model, batches, seq2seq_loss, lr=3e-3, max_steps=60, progress=False, device="cpu")
     first, last = sum(h.losses[:5]) / 5, sum(h.losses[-5:]) / 5
     assert last < 0.5 * first, (first, last)
@@ -185,6 +188,6 @@ def test_copy_task_batches_train():
     pairs = copy_task(256, (3, 6), num_symbols=6, seed=0)
     batches = PairBatches([s for s, _ in pairs], [t for _, t in pairs], 32)
     torch.manual_seed(0)
-    model = Transformer(task_vocab_size(6), task_vocab_size(6), 32, 4, 1, 1, 64, 0.0, max_len=16)
+    model = Transformer(task_vocab_size(6), task_vocab_size(6), **SMALL)
     h = train(model, batches, seq2seq_loss, lr=3e-3, max_steps=40, progress=False, device="cpu")
     assert sum(h.losses[-5:]) / 5 < 0.6 * sum(h.losses[:5]) / 5
