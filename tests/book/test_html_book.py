@@ -279,3 +279,51 @@ def test_screenshots_for_the_readme(book: Path, browser_env: dict[str, str]) -> 
         _run_chromium(browser_env, f"--window-size={size}", f"--screenshot={png}", page.as_uri())
         assert png.is_file(), f"no screenshot written for {page.name}"
         _assert_not_blank(png)
+
+
+# A script added to a copy of a page: after load it records, on <body>, every code or output block whose content
+# is wider than its frame (scrollWidth > clientWidth), i.e. text a reader would have to scroll to, or cannot see.
+_OVERFLOW_PROBE = """<script>window.addEventListener("load", () => {
+  const wide = [];
+  const blocks = document.querySelectorAll("article pre, article div.highlight, article div.cell_output");
+  for (const el of blocks) {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      wide.push([el.scrollWidth, el.clientWidth, el.textContent.trim().slice(0, 70)]);
+    }
+  }
+  document.body.setAttribute("data-overflow", JSON.stringify({blocks: blocks.length, wide: wide}));
+});</script>"""
+
+
+def _longest_code_line_page(book: Path) -> Path:
+    """The chapter page whose code or output blocks hold the longest line."""
+
+    def longest(page: Path) -> int:
+        return max((len(line) for pre in _soup(page).select("article pre") for line in pre.get_text().split("\n")),
+                   default=0)
+
+    return max(_chapter_pages(book), key=longest)
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_no_code_block_is_cut_at_the_right_edge(book: Path, browser_env: dict[str, str], width: int) -> None:
+    pages = _chapter_pages(book) if os.environ.get("TFORMER_HTML_ALL_PAGES") == "1" else sorted(
+        {_longest_code_line_page(book), _feature_page(book)}
+    )
+    for page in pages:
+        longest = max(len(line) for pre in _soup(page).select("article pre") for line in pre.get_text().split("\n"))
+        probe = page.with_name(f"_overflow_probe_{page.name}")  # same folder, so every relative link resolves
+        probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _OVERFLOW_PROBE + "</body>"),
+                         encoding="utf-8")
+        try:
+            dom = _run_chromium(browser_env, f"--window-size={width},1000", "--dump-dom", probe.as_uri())
+        finally:
+            probe.unlink()
+        found = BeautifulSoup(dom, "html.parser").body.get("data-overflow")
+        assert found is not None, f"{page.name}: the overflow probe did not run"
+        result = json.loads(found)
+        assert result["blocks"] > 0, f"{page.name}: no code blocks found"
+        assert not result["wide"], (
+            f"{page.name} at {width} px (longest line {longest} columns): code cut at the right edge, "
+            f"(content px, frame px, start): {result['wide'][:3]}"
+        )

@@ -3,5 +3,7 @@
 - ``environment``: ``seed_everything`` and ``get_device``.
 - ``plot``: the book's figure style (Chinese-capable font) and attention heatmaps.
 - ``results``: the manifest of numbers a chapter's prose quotes.
+- ``diagrams``: the architecture figures, drawn as SVG in one visual language; ``show(name)`` displays one.
+- ``source``: ``show_source(obj)`` displays a package object's own code, highlighted.
 - ``exercises``: self-checking exercises; their answer digests live in ``exercise_answers/``.
 """

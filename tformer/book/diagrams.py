@@ -1,0 +1,700 @@
+"""The book's architecture diagrams, drawn as SVG by code in one visual language (first shown in ``01_rnn_baselines``).
+
+Why SVG written by code rather than matplotlib or hand-drawn files: every box, arrow and label sits on a grid we
+choose, so the pictures stay crisp at any zoom, the same colours mean the same thing in every figure, and the
+output is the same bytes on every machine (nbval compares a notebook's stored HTML). Latin labels are real SVG
+text in DejaVu Sans (the font matplotlib ships; every character is checked against it by the tests); Chinese
+labels are drawn as outlines from the book's CJK font (Noto Sans CJK SC, from ``mplfonts``), so a reader without
+that font still sees 猫 and not a box.
+
+The visual language (:data:`PALETTE`): blue = query, orange = key, green = value, magenta = residual stream,
+vermilion = masked out, purple = recurrent state; grey boxes are layers that mix nothing across positions.
+Arrows carry shapes in the package's dimension letters (B batch, L query length, S key length, D model width,
+H heads, Dh head width, F feed-forward width; H_hid and D_in for the recurrent baselines).
+
+In a notebook, ``show("transformer_block")`` displays a figure; it works in JupyterLab (also in an untrusted
+notebook: the SVG travels as an ``<img>`` data URI, which Jupyter's sanitizer keeps), in the HTML book and on
+Colab (nothing is read from a relative path). :data:`DIAGRAMS` lists the names.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+__all__ = ["DIAGRAMS", "PALETTE", "Diagram", "diagram", "show"]
+
+# (stroke, fill) per role; Okabe & Ito's colour-blind-safe hues for the roles that are told apart by colour.
+PALETTE: dict[str, tuple[str, str]] = {
+    "query": ("#0072B2", "#DCEBF7"),
+    "key": ("#C77C00", "#FCEFD2"),
+    "value": ("#009E73", "#D5F0E6"),
+    "residual": ("#B0307A", "#F6E0EE"),
+    "mask": ("#D55E00", "#F7D9C4"),
+    "state": ("#6A3D9A", "#E8DDF2"),
+    "attention": ("#0072B2", "#EEF4FA"),
+    "layer": ("#4D4D4D", "#F0F0F0"),
+    "norm": ("#4D4D4D", "#FFFFFF"),
+    "cache": ("#7F7F7F", "#E6E6E6"),
+    "text": ("#222222", "#FFFFFF"),
+    "shape": ("#555555", "#FFFFFF"),
+}
+FONT = "DejaVu Sans, Verdana, Arial, Helvetica, sans-serif"
+CJK_FONT_FILE = "NotoSansCJKsc-Regular.otf"
+
+
+def _num(v: float) -> str:
+    """Coordinates with at most one decimal, so the SVG text is short and the same on every machine."""
+    r = round(v, 1)
+    return str(int(r)) if r == int(r) else f"{r:.1f}"
+
+
+def _is_cjk(s: str) -> bool:
+    return any("\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in s)
+
+
+@cache
+def _cjk_font():  # -> matplotlib FontProperties, imported lazily (matplotlib is slow to import)
+    from matplotlib.font_manager import FontProperties
+
+    return FontProperties(fname=str(resources.files("mplfonts") / "fonts" / CJK_FONT_FILE))
+
+
+@cache
+def _cjk_outline(s: str, size: float) -> tuple[str, float]:
+    """SVG path data for ``s`` drawn in Noto Sans CJK SC at ``size`` px with its baseline at y = 0; and its width."""
+    from matplotlib.textpath import TextPath
+
+    path = TextPath((0, 0), s, size=size, prop=_cjk_font())
+    parts = []
+    letters = {1: "M", 2: "L", 3: "Q", 4: "C"}
+    for points, code in path.iter_segments(curves=True, simplify=False):
+        if code == 79:  # CLOSEPOLY
+            parts.append("Z")
+            continue
+        xy = " ".join(f"{_num(points[i])} {_num(-points[i + 1])}" for i in range(0, len(points), 2))
+        parts.append(f"{letters[code]}{xy}")
+    extents = path.get_extents()
+    return "".join(parts), float(extents.x1)
+
+
+class _Svg:
+    """A tiny SVG writer: boxes, text, arrows and lines on a pixel grid; markers defined once per colour."""
+
+    def __init__(self, width: int, height: int, title: str) -> None:
+        self.width, self.height, self.title = width, height, title
+        self.body: list[str] = []
+        self.markers: set[str] = set()
+        self.text(width / 2, 24, title, size=16, weight="bold")
+
+    # -- primitives
+    def rect(self, x: float, y: float, w: float, h: float, role: str = "layer", *, rx: float = 6,
+             dash: bool = False, fill: str | None = None, width: float = 1.5) -> None:
+        stroke, tint = PALETTE[role]
+        extra = ' stroke-dasharray="5 3"' if dash else ""
+        self.body.append(
+            f'<rect x="{_num(x)}" y="{_num(y)}" width="{_num(w)}" height="{_num(h)}" rx="{_num(rx)}" '
+            f'fill="{fill or tint}" stroke="{stroke}" stroke-width="{_num(width)}"{extra}/>'
+        )
+
+    def circle(self, x: float, y: float, r: float, role: str = "layer", *, fill: str | None = None) -> None:
+        stroke, tint = PALETTE[role]
+        self.body.append(
+            f'<circle cx="{_num(x)}" cy="{_num(y)}" r="{_num(r)}" fill="{fill or tint}" stroke="{stroke}" '
+            'stroke-width="1.5"/>'
+        )
+
+    def text(self, x: float, y: float, s: str, *, size: float = 13, role: str = "text", anchor: str = "middle",
+             weight: str = "normal", italic: bool = False) -> None:
+        colour = PALETTE[role][0]
+        if _is_cjk(s):
+            d, w = _cjk_outline(s, size)
+            dx = {"start": 0.0, "middle": -w / 2, "end": -w}[anchor]
+            self.body.append(
+                f'<path transform="translate({_num(x + dx)} {_num(y)})" fill="{colour}" d="{d}"><title>'
+                f"{html.escape(s)}</title></path>"
+            )
+            return
+        style = ' font-style="italic"' if italic else ""
+        bold = ' font-weight="bold"' if weight == "bold" else ""
+        self.body.append(
+            f'<text x="{_num(x)}" y="{_num(y)}" font-size="{_num(size)}" text-anchor="{anchor}" fill="{colour}"'
+            f"{bold}{style}>{html.escape(s)}</text>"
+        )
+
+    def lines(self, *texts: str, x: float, y: float, size: float = 13, gap: float | None = None,
+              **kw) -> None:
+        """Several lines of text centred vertically on y."""
+        gap = gap or size * 1.25
+        top = y - gap * (len(texts) - 1) / 2 + size * 0.35
+        for i, s in enumerate(texts):
+            self.text(x, top + i * gap, s, size=size, **kw)
+
+    def path(self, points: list[tuple[float, float]], role: str = "layer", *, arrow: bool = True,
+             width: float = 1.6, dash: bool = False) -> None:
+        stroke = PALETTE[role][0]
+        d = " ".join(f"{'M' if i == 0 else 'L'}{_num(x)} {_num(y)}" for i, (x, y) in enumerate(points))
+        end = ""
+        if arrow:
+            self.markers.add(role)
+            end = f' marker-end="url(#arrow-{role})"'
+        extra = ' stroke-dasharray="5 3"' if dash else ""
+        self.body.append(
+            f'<path d="{d}" fill="none" stroke="{stroke}" stroke-width="{_num(width)}" '
+            f'stroke-linejoin="round"{extra}{end}/>'
+        )
+
+    def curve(self, x1: float, y1: float, x2: float, y2: float, lift: float, role: str = "layer", *,
+              arrow: bool = True, width: float = 1.6) -> None:
+        """A cubic arc from (x1, y1) to (x2, y2) that rises ``lift`` px above the higher end."""
+        top = min(y1, y2) - lift
+        end = ""
+        if arrow:
+            self.markers.add(role)
+            end = f' marker-end="url(#arrow-{role})"'
+        self.body.append(
+            f'<path d="M{_num(x1)} {_num(y1)}C{_num(x1)} {_num(top)} {_num(x2)} {_num(top)} {_num(x2)} {_num(y2)}" '
+            f'fill="none" stroke="{PALETTE[role][0]}" stroke-width="{_num(width)}"{end}/>'
+        )
+
+    def arrow(self, x1: float, y1: float, x2: float, y2: float, role: str = "layer", **kw) -> None:
+        self.path([(x1, y1), (x2, y2)], role, **kw)
+
+    # -- composites
+    def box(self, x: float, y: float, w: float, h: float, *texts: str, role: str = "layer", size: float = 13,
+            **kw) -> None:
+        self.rect(x, y, w, h, role, **kw)
+        self.lines(*texts, x=x + w / 2, y=y + h / 2, size=size)
+
+    def shape(self, x: float, y: float, s: str, *, anchor: str = "start") -> None:
+        """A tensor shape beside an arrow, e.g. "(B, L, D)"."""
+        self.text(x, y, s, size=11, role="shape", anchor=anchor, italic=True)
+
+    def plus(self, x: float, y: float, role: str = "residual") -> None:
+        self.circle(x, y, 10, role, fill="#FFFFFF")
+        self.text(x, y + 5, "+", size=16, role=role, weight="bold")
+
+    def render(self, alt: str) -> str:
+        defs = "".join(
+            f'<marker id="arrow-{role}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="9" markerHeight="9" '
+            f'markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0 0L10 5L0 10z" fill="{PALETTE[role][0]}"/></marker>'
+            for role in sorted(self.markers)
+        )
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{self.height}" '
+            f'viewBox="0 0 {self.width} {self.height}" role="img" aria-labelledby="title desc" '
+            f'font-family="{FONT}">'
+            f'<title id="title">{html.escape(self.title)}</title><desc id="desc">{html.escape(alt)}</desc>'
+            f'<defs>{defs}</defs><rect width="100%" height="100%" fill="#FFFFFF"/>'
+            + "".join(self.body)
+            + "</svg>"
+        )
+
+
+@dataclass(frozen=True)
+class Diagram:
+    """One figure: its name in :data:`DIAGRAMS`, title, alt text (what a reader who cannot see it needs) and SVG.
+
+    In a notebook the object displays itself (``_repr_html_``) as an ``<img>`` whose source is the SVG as a
+    base64 data URI, with ``alt`` set; ``svg`` is the document itself, with ``<title>`` and ``<desc>``.
+    """
+
+    name: str
+    title: str
+    alt: str
+    svg: str
+
+    @property
+    def width(self) -> int:
+        return int(self.svg.split('width="', 1)[1].split('"', 1)[0])
+
+    def data_uri(self) -> str:
+        return "data:image/svg+xml;base64," + base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
+
+    def _repr_html_(self) -> str:
+        return (
+            f'<figure class="tformer-diagram" style="margin: 0.5em 0">'
+            f'<img src="{self.data_uri()}" alt="{html.escape(self.alt)}" width="{self.width}" '
+            f'style="max-width: 100%; height: auto"/></figure>'
+        )
+
+    def __repr__(self) -> str:
+        return f"<diagram {self.name!r}: {self.title}>"
+
+
+# ---------------------------------------------------------------------------------------------------- figures
+
+
+def _transformer_block() -> tuple[_Svg, str]:
+    title = "The Transformer block: post-norm (2017) and pre-norm"
+    s = _Svg(760, 600, title)
+
+    def column(cx: float, pre: bool) -> None:
+        stream = cx - 80  # x of the residual stream
+        branch = cx + 30  # centre of the sublayer boxes
+        s.text(cx, 62, "Pre-norm (GPT-2 and most LLMs)" if pre else "Post-norm (Vaswani et al. 2017)",
+               size=14, weight="bold")
+        s.text(cx, 80, "LayerNorm inside each branch" if pre else "LayerNorm after each residual addition",
+               size=12, italic=True, role="shape")
+        bottom, top = 560, 110
+        s.shape(stream - 8, bottom - 2, "x  (B, L, D)", anchor="end")
+        y = bottom
+        for k, (label, sub) in enumerate((("Multi-head", "self-attention"), ("Feed-forward", "D → F → D"))):
+            role = "attention" if k == 0 else "layer"
+            y_fork = y - 25
+            if pre:
+                # fork off the stream, LayerNorm, sublayer, add back onto the stream
+                s.path([(stream, y_fork), (branch, y_fork), (branch, y_fork - 20)], "residual")
+                s.box(branch - 60, y_fork - 52, 120, 32, "LayerNorm", role="norm")
+                s.arrow(branch, y_fork - 52, branch, y_fork - 70, "layer")
+                s.box(branch - 70, y_fork - 120, 140, 50, label, sub, role=role)
+                y_add = y_fork - 150
+                s.path([(branch, y_fork - 120), (branch, y_add), (stream + 12, y_add)], "layer")
+                s.arrow(stream, y, stream, y_add + 10, "residual", width=3)
+                s.plus(stream, y_add)
+                y = y_add - 10
+            else:
+                s.path([(stream, y_fork), (branch, y_fork), (branch, y_fork - 20)], "residual")
+                s.box(branch - 70, y_fork - 70, 140, 50, label, sub, role=role)
+                y_add = y_fork - 100
+                s.path([(branch, y_fork - 70), (branch, y_add), (stream + 12, y_add)], "layer")
+                s.arrow(stream, y, stream, y_add + 10, "residual", width=3)
+                s.plus(stream, y_add)
+                s.arrow(stream, y_add - 10, stream, y_add - 28, "residual", width=3)
+                s.box(stream - 55, y_add - 60, 110, 32, "LayerNorm", role="norm")
+                y = y_add - 60
+        end = top + 20
+        s.arrow(stream, y, stream, end, "residual", width=3)
+        s.shape(stream - 8, end + 12, "(B, L, D)", anchor="end")
+        if pre:
+            s.shape(stream + 10, end + 12, "a final LayerNorm follows the last block")
+
+    column(190, pre=False)
+    column(570, pre=True)
+    s.path([(380, 50), (380, 575)], "cache", arrow=False, width=1, dash=True)
+    # legend
+    s.rect(250, 578, 18, 4, "residual", fill=PALETTE["residual"][0], rx=1)
+    s.text(274, 584, "residual stream: x + sublayer(x), shape (B, L, D) throughout", size=11, anchor="start")
+    alt = (
+        "Two Transformer blocks side by side, read bottom to top. Left, post-norm as in Vaswani et al. 2017: the "
+        "input x of shape (B, L, D) goes through multi-head self-attention, is added back to x, then LayerNorm; "
+        "then a feed-forward network (D to F to D), another residual addition and another LayerNorm. Right, "
+        "pre-norm: each branch first applies LayerNorm, then the sublayer, and adds its output to an untouched "
+        "residual stream; a final LayerNorm follows the last block. The shape stays (B, L, D) throughout."
+    )
+    return s, alt
+
+
+def _multi_head() -> tuple[_Svg, str]:
+    title = "Multi-head attention: split D into H heads of Dh, attend, merge"
+    s = _Svg(910, 430, title)
+    H = 4
+    # input
+    s.box(20, 180, 90, 60, "x", "(B, L, D)", role="layer")
+    roles = ("query", "key", "value")
+    names = ("Q = x W_Q", "K = x W_K", "V = x W_V")
+    ys = (80, 185, 290)
+    for role, name, y in zip(roles, names, ys, strict=True):
+        s.path([(110, 210), (135, 210), (135, y + 25), (155, y + 25)], role)
+        s.box(157, y, 110, 50, name, "(B, L, D)", role=role, size=12)
+        # split: D columns cut into H slices of Dh
+        x0 = 300
+        s.arrow(267, y + 25, x0 - 3, y + 25, role)
+        for h in range(H):
+            s.rect(x0 + h * 34, y + 5, 30, 40, role, rx=3)
+            s.text(x0 + h * 34 + 15, y + 30, f"h{h + 1}", size=11, role=role)
+        s.path([(x0 + H * 34, y + 25), (470, y + 25), (470, 210)], role, arrow=False)
+    s.text(368, 64, "split: D = H · Dh", size=12, weight="bold")
+    s.shape(300, 362, "view (B, L, H, Dh)")
+    s.shape(300, 377, "→ transpose (B, H, L, Dh)")
+    # heads
+    hx = 500
+    s.arrow(470, 210, hx - 3, 210, "layer")
+    for h in range(H):
+        y = 105 + h * 55
+        s.box(hx, y, 170, 44, f"head {h + 1}: softmax(QKᵀ/√Dh) V", role="attention", size=11)
+    s.shape(hx, 345, "H heads in parallel, one batched call")
+    s.shape(hx, 360, "weights (B, H, L, S), context (B, H, L, Dh)")
+    # merge
+    mx = 705
+    s.arrow(670, 210, mx - 3, 210, "layer")
+    for h in range(H):
+        s.rect(mx, 150 + h * 30, 40, 26, "layer", rx=3)
+        s.text(mx + 20, 168 + h * 30, f"h{h + 1}", size=11)
+    s.text(mx + 20, 140, "merge", size=12, weight="bold")
+    s.shape(mx - 20, 290, "transpose, concat", anchor="start")
+    s.shape(mx - 20, 305, "(B, L, H · Dh) = (B, L, D)", anchor="start")
+    s.arrow(745, 210, 775, 210, "layer")
+    s.box(777, 180, 115, 60, "out =", "merged · W_O", "(B, L, D)", role="layer", size=12)
+    s.text(450, 405, "Each head sees only its own Dh columns of Q, K and V; W_O mixes the heads back together.",
+           size=12, italic=True)
+    alt = (
+        "Left to right: the input x of shape (B, L, D) is projected three times, into queries Q, keys K and "
+        f"values V, each (B, L, D). Each is cut along D into H = {H} slices of width Dh and rearranged to "
+        "(B, H, L, Dh). The H heads each compute softmax(Q K transposed over the square root of Dh) times V, "
+        "in one batched call, giving weights (B, H, L, S) and a context (B, H, L, Dh). The heads are transposed "
+        "back and concatenated to (B, L, H times Dh) = (B, L, D), and the output projection W_O mixes them."
+    )
+    return s, alt
+
+
+def _qkv_dictionary() -> tuple[_Svg, str]:
+    title = "Queries, keys and values: attention as a soft dictionary"
+    s = _Svg(860, 420, title)
+    # a hard dictionary on top
+    s.text(20, 62, "A Python dict: the query matches one key exactly and returns one value.", size=13,
+           anchor="start", weight="bold")
+    keys = ("the", "cat", "sat", "mat")
+    for i, k in enumerate(keys):
+        x = 60 + i * 120
+        s.box(x, 88, 56, 28, f'"{k}"', role="key", size=12)
+        s.box(x + 60, 88, 46, 28, f"v{i + 1}", role="value", size=12)
+    s.box(560, 88, 70, 28, '"cat"', role="query", size=12)
+    s.path([(595, 88), (595, 78), (208, 78), (208, 86)], "query")
+    s.text(645, 107, "d[\"cat\"] → v2 only", size=13, anchor="start")
+    # the soft version
+    s.text(20, 150, "Attention: the query scores every key; the softmax weights blend every value.", size=13,
+           anchor="start", weight="bold")
+    weights = (0.05, 0.70, 0.15, 0.10)
+    s.box(20, 235, 80, 60, "query q", "(Dh)", role="query", size=12)
+    for i, (k, w) in enumerate(zip(keys, weights, strict=True)):
+        y = 170 + i * 45
+        s.path([(100, 265), (115, 265), (115, y + 16), (128, y + 16)], "query", width=1.2)
+        s.box(130, y, 70, 32, f"k{i + 1} ({k})", role="key", size=11)
+        s.text(260, y + 21, "q·k / √Dh", size=11, role="shape", italic=True)
+        s.arrow(200, y + 16, 320, y + 16, "key", width=1.2)
+        # weight bar
+        s.rect(325, y + 6, 120, 20, "layer", fill="#FFFFFF", rx=2)
+        s.rect(325, y + 6, 120 * w, 20, "query", fill=PALETTE["query"][0], rx=2)
+        s.text(455, y + 21, f"{w:.2f}", size=12, anchor="start")
+        s.text(520, y + 21, "×", size=14)
+        s.box(540, y, 60, 32, f"v{i + 1}", role="value", size=12)
+        s.path([(600, y + 16), (640, y + 16), (640, 265), (665, 265)], "value", width=1.0 + 3 * w)
+    s.text(385, 355, "softmax: weights ≥ 0, sum to 1", size=11, role="shape", italic=True)
+    s.box(668, 235, 170, 60, "output = Σ wᵢ vᵢ", "mostly v2", role="value", size=12)
+    s.text(430, 395, "Queries and keys decide how much; values decide what. Shapes: q (L, Dh), k and v (S, Dh), "
+           "weights (L, S).", size=12, italic=True)
+    alt = (
+        "Top: a Python dictionary with keys the, cat, sat, mat and values v1 to v4; the query cat matches one "
+        "key and returns v2 only. Bottom: in attention the query q is compared with every key by a dot product "
+        "scaled by the square root of Dh; a softmax turns the scores into weights 0.05, 0.70, 0.15 and 0.10 "
+        "that are non-negative and sum to one; the output is the weighted sum of all four values, mostly v2."
+    )
+    return s, alt
+
+
+def _masks() -> tuple[_Svg, str]:
+    title = "Masks: True = may attend, broadcast to (B, H, L, S)"
+    s = _Svg(900, 390, title)
+    tokens = ("the", "cat", "sat", "on", "mat")
+    padded = ("the", "cat", "sat", "<pad>", "<pad>")
+    n, cell = 5, 40
+
+    def grid(x0: float, heading: str, sub: str, allowed: Callable[[int, int], bool], keys, queries) -> None:
+        s.text(x0 + n * cell / 2 + 20, 62, heading, size=14, weight="bold")
+        s.text(x0 + n * cell / 2 + 20, 80, sub, size=11, role="shape", italic=True)
+        gx, gy = x0 + 45, 130
+        for j, k in enumerate(keys):
+            s.text(gx + j * cell + cell / 2, gy - 8, k, size=10 if len(k) < 5 else 9)
+        for i, q in enumerate(queries):
+            s.text(gx - 6, gy + i * cell + cell / 2 + 4, q, size=10, anchor="end")
+            for j in range(n):
+                ok = allowed(i, j)
+                s.rect(gx + j * cell, gy + i * cell, cell, cell, "value" if ok else "mask", rx=0, width=1)
+                s.text(gx + j * cell + cell / 2, gy + i * cell + cell / 2 + 4, "✓" if ok else "✗", size=12,
+                       role="value" if ok else "mask")
+        s.text(gx + n * cell / 2, gy + n * cell + 20, "key position (S)", size=11, role="shape")
+        s.text(gx - 40, gy - 8, "query ↓", size=10, role="shape")
+
+    grid(20, "Causal mask", "causal_mask(L, S): query i sees keys ≤ i", lambda i, j: j <= i, tokens, tokens)
+    grid(320, "Padding mask", "from the keys: (B, S) → (B, 1, 1, S)", lambda i, j: j < 3, padded, padded)
+    grid(620, "Both (decoder on a padded batch)", "causal AND padding", lambda i, j: j <= i and j < 3,
+         padded, padded)
+    s.rect(250, 352, 16, 16, "value", rx=0, width=1)
+    s.text(272, 365, "True: may attend", size=12, anchor="start")
+    s.rect(430, 352, 16, 16, "mask", rx=0, width=1)
+    s.text(452, 365, "False: score set to −inf, weight 0", size=12, anchor="start")
+    alt = (
+        "Three 5 by 5 grids, rows are queries and columns keys. Causal mask: query i may attend to keys 1 to i, "
+        "so the allowed cells form the lower triangle including the diagonal. Padding mask: for the sentence "
+        "the cat sat followed by two pad tokens, the two pad columns are masked for every query. Both: the "
+        "intersection, the lower triangle without the pad columns. Allowed cells are green and marked true; "
+        "masked cells are vermilion, their scores set to minus infinity so their weights are zero."
+    )
+    return s, alt
+
+
+def _unrolled_rnn() -> tuple[_Svg, str]:
+    title = "A recurrent network, folded and unrolled over time"
+    s = _Svg(880, 340, title)
+    # folded: one cell whose state loops back
+    s.box(40, 140, 110, 60, "RNN cell", role="state")
+    s.path([(150, 160), (185, 160), (185, 105), (95, 105), (95, 137)], "state")
+    s.text(140, 97, "hₜ₋₁", size=12, role="state")
+    s.arrow(95, 260, 95, 202, "layer")
+    s.text(95, 280, "xₜ", size=13)
+    s.text(210, 178, "=", size=28)
+    tokens = ("the", "cat", "sat", "on")
+    x0, step = 310, 140
+    s.text(x0 - 68, 175, "h₀ = 0", size=12, anchor="start", role="state")
+    subs = "₁₂₃₄"
+    for t, tok in enumerate(tokens):
+        x = x0 + t * step
+        s.box(x, 140, 90, 60, "cell", role="state", size=12)
+        s.arrow(x + 45, 262, x + 45, 202, "layer")
+        s.text(x + 45, 280, f'"{tok}"', size=13)
+        s.shape(x + 50, 240, f"x{subs[t]} (B, D_in)")
+        s.arrow(x + 45, 140, x + 45, 100, "state")
+        s.text(x + 45, 92, f"h{subs[t]}", size=13, role="state")
+        s.arrow(x - (step - 90) if t else x0 - 24, 170, x - 2, 170, "state", width=2.5)
+    s.shape(x0 + 100, 160, "(B, H_hid)")
+    s.text(440, 312, "Every cell applies hₜ = tanh(W xₜ + U hₜ₋₁ + b) with the same W, U, b;", size=12,
+           italic=True)
+    s.text(440, 329, "step t must wait for step t − 1.", size=12, italic=True)
+    alt = (
+        "Left: an RNN cell whose output state loops back into itself, with input x_t. Right, the same cell "
+        "unrolled over the four tokens the, cat, sat, on: starting from h0 = 0, each step computes "
+        "h_t = tanh(W x_t + U h_(t-1) + b) from its token's vector x_t of shape (B, D_in) and the previous "
+        "state of shape (B, H_hid), and passes h_t to the next step. The same weights are used at every "
+        "step, and step t waits for step t - 1."
+    )
+    return s, alt
+
+
+def _seq2seq(attention: bool) -> tuple[_Svg, str]:
+    src = ("the", "cat", "sat", "on", "the", "mat")
+    tgt = ("猫", "坐", "在", "垫子", "上")
+    title = (
+        "Encoder-decoder with attention: every step looks back at every source state"
+        if attention
+        else "Encoder-decoder with one context vector: the whole sentence through one bottleneck"
+    )
+    s = _Svg(900, 400, title)
+    ex, dx, y_enc, y_dec = 30, 520, 190, 190
+    step = 65
+    for i, tok in enumerate(src):
+        x = ex + i * step
+        s.rect(x, y_enc, 50, 40, "key" if attention else "state")
+        s.text(x + 25, y_enc + 25, f"h{i + 1}", size=12)
+        s.arrow(x + 25, y_enc + 110, x + 25, y_enc + 42, "layer")
+        s.text(x + 25, y_enc + 125, tok, size=13)
+        if i:
+            s.arrow(x - 20, y_enc + 20, x - 2, y_enc + 20, "state")
+    s.text(ex + 2.5 * step + 25, y_enc + 150, "encoder (S source states)", size=12, role="shape", italic=True)
+    last = ex + 5 * step + 50
+    if not attention:
+        s.box(last + 20, y_enc - 5, 60, 50, "c = h_S", role="mask", size=12)
+        s.arrow(last, y_enc + 20, last + 18, y_enc + 20, "state")
+        s.arrow(last + 80, y_enc + 20, dx - 2, y_enc + 20, "mask", width=3)
+        s.shape(last + 15, y_enc + 68, "one vector")
+        s.shape(last + 15, y_enc + 82, "(B, H_hid)")
+    else:
+        s.arrow(last, y_enc + 20, dx - 2, y_enc + 20, "state")
+    for j, tok in enumerate(tgt):
+        x = dx + j * step
+        s.rect(x, y_dec, 50, 40, "query" if attention else "state")
+        s.text(x + 25, y_dec + 25, f"s{j + 1}", size=12)
+        s.arrow(x + 25, y_dec, x + 25, y_dec - 78, "layer")
+        s.text(x + 25, y_dec - 88, tok, size=15)
+        if j:
+            s.arrow(x - 20, y_dec + 20, x - 2, y_dec + 20, "state")
+            s.text(x + 25, y_dec + 125, tgt[j - 1], size=13)
+            s.arrow(x + 25, y_dec + 110, x + 25, y_dec + 42, "layer")
+        else:
+            s.text(x + 25, y_dec + 125, "<bos>", size=12)
+            s.arrow(x + 25, y_dec + 110, x + 25, y_dec + 42, "layer")
+    s.text(dx + 2 * step + 25, y_dec + 150, "decoder (L target steps, fed the previous word)", size=12,
+           role="shape", italic=True)
+    if attention:
+        # the third decoder step attends to every source state
+        qx = dx + 2 * step + 25
+        weights = (0.05, 0.10, 0.70, 0.05, 0.02, 0.08)
+        for i, w in enumerate(weights):
+            kx = ex + i * step + 25
+            s.curve(kx, y_enc - 1, qx - 12 + 4 * i, y_dec - 1, 60 - 5 * i, "value", arrow=False, width=0.6 + 6 * w)
+            s.text(kx + 5, y_enc - 6, f"{w:.2f}", size=10, role="value", anchor="start")
+        s.text(ex + 2.5 * step + 25, 112, "attention weights of decoder step 3 over h1…h6", size=11,
+               role="shape", italic=True)
+        s.text(ex + 2.5 * step + 25, 126, "(one row of the (B, L, S) weights)", size=11, role="shape",
+               italic=True)
+        s.text(450, 385, "Decoder step 3 puts most weight on 'sat'; each target step builds its own context "
+               "from all S states.", size=12, italic=True)
+    else:
+        s.text(450, 385, "The decoder sees the source only through c, one vector however long the sentence.",
+               size=12, italic=True)
+    alt = (
+        "An encoder reads the source the cat sat on the mat one word at a time into states h1 to h6; a decoder "
+        "then writes 猫 坐 在 垫子 上, one word per step, each step fed the previous word. "
+        + (
+            "With attention, every decoder step compares its state (the query) with all six encoder states "
+            "(the keys) and takes a weighted average of them (the values); the picture highlights step 3, "
+            "whose heaviest weight is on sat."
+            if attention
+            else "Without attention, only the last encoder state, one vector c, is handed to the decoder: the "
+            "whole sentence has to pass through it."
+        )
+    )
+    return s, alt
+
+
+def _kv_cache() -> tuple[_Svg, str]:
+    title = "The key/value cache: each decoding step computes one new key and value"
+    s = _Svg(880, 360, title)
+    steps = 4
+    for t in range(steps):
+        y = 60 + t * 62
+        s.text(20, y + 27, f"step {t + 1}", size=12, anchor="start", weight="bold")
+        for j in range(t + 1):
+            x = 110 + j * 58
+            new = j == t
+            s.rect(x, y + 8, 26, 28, "key", dash=not new, fill=None if new else PALETTE["cache"][1])
+            s.text(x + 13, y + 27, f"k{j + 1}", size=10)
+            s.rect(x + 28, y + 8, 26, 28, "value", dash=not new, fill=None if new else PALETTE["cache"][1])
+            s.text(x + 41, y + 27, f"v{j + 1}", size=10)
+        qx = 110 + (t + 1) * 58 + 30
+        s.box(qx, y + 8, 40, 28, f"q{t + 1}", role="query", size=11)
+        s.arrow(qx + 40, y + 22, 430, y + 22, "query")
+        s.box(432, y + 6, 200, 32, "attend: (B, H, 1, t) weights", role="attention", size=11)
+        s.arrow(632, y + 22, 660, y + 22, "layer")
+        s.text(665, y + 27, f"next token {t + 2}", size=12, anchor="start")
+    s.rect(110, 318, 26, 18, "key", dash=True, fill=PALETTE["cache"][1])
+    s.text(142, 332, "read from the cache (B, H, t−1, Dh)", size=11, anchor="start")
+    s.rect(420, 318, 26, 18, "key")
+    s.text(452, 332, "computed this step (B, H, 1, Dh), then appended", size=11, anchor="start")
+    alt = (
+        "Four decoding steps, one row each. At step t only the new token's query, key and value are computed; "
+        "the keys and values of the t - 1 earlier tokens are read from the cache (drawn dashed and grey) and "
+        "the new ones are appended. The single query attends over all t keys, giving weights of shape "
+        "(B, H, 1, t), and the model predicts the next token. Without the cache every step would recompute "
+        "keys and values for the whole prefix."
+    )
+    return s, alt
+
+
+def _three_families() -> tuple[_Svg, str]:
+    title = "Three families from one block: encoder-decoder, encoder-only, decoder-only"
+    s = _Svg(900, 400, title)
+    cols = (
+        ("Encoder-decoder", "translation (T5, the 2017 model)", 150),
+        ("Encoder-only", "understanding (BERT)", 450),
+        ("Decoder-only", "generation (GPT, LLMs)", 750),
+    )
+    for name, use, cx in cols:
+        s.text(cx, 62, name, size=15, weight="bold")
+        s.text(cx, 80, use, size=12, role="shape", italic=True)
+
+    # encoder-decoder
+    s.box(20, 150, 110, 110, "encoder", "bidirectional", "× N", role="attention")
+    s.box(190, 150, 110, 110, "decoder", "causal +", "cross-attention", "× N", role="attention", size=12)
+    s.arrow(130, 205, 188, 205, "key")
+    s.text(159, 197, "K, V", size=11, role="key")
+    s.arrow(75, 320, 75, 262, "layer")
+    s.text(75, 338, "source tokens (S)", size=11)
+    s.arrow(245, 320, 245, 262, "layer")
+    s.text(245, 338, "target so far (L)", size=11)
+    s.arrow(245, 148, 245, 112, "layer")
+    s.text(245, 104, "next target token", size=11)
+    # encoder-only
+    s.box(370, 150, 160, 110, "encoder", "every token sees", "every token", "× N", role="attention", size=12)
+    s.arrow(450, 320, 450, 262, "layer")
+    s.text(450, 338, "a sentence, some tokens [MASK]", size=11)
+    s.arrow(450, 148, 450, 112, "layer")
+    s.text(450, 104, "a label or the masked tokens", size=11)
+    # decoder-only
+    s.box(670, 150, 160, 110, "decoder", "causal self-attention", "no cross-attention", "× N", role="attention",
+          size=12)
+    s.arrow(750, 320, 750, 262, "layer")
+    s.text(750, 338, "prompt + tokens so far", size=11)
+    s.arrow(750, 148, 750, 112, "layer")
+    s.text(750, 104, "next token", size=11)
+    s.text(450, 385, "Same attention, FFN, norms and residuals; what changes is the mask and whether a second "
+           "stack is read.", size=12, italic=True)
+    alt = (
+        "Three models built from the same block. Encoder-decoder: an encoder reads the source with every token "
+        "seeing every other, and a decoder generates the target with causal self-attention plus cross-attention "
+        "to the encoder's output. Encoder-only: one bidirectional stack that reads a sentence and predicts a "
+        "label or masked tokens. Decoder-only: one causally masked stack without cross-attention that predicts "
+        "the next token of a prompt."
+    )
+    return s, alt
+
+
+def _gqa() -> tuple[_Svg, str]:
+    title = "Multi-head, grouped-query and multi-query attention: how many key/value heads"
+    s = _Svg(900, 350, title)
+    H = 8
+    setups = (("Multi-head (MHA)", "8 query heads, 8 K/V heads", 8), ("Grouped-query (GQA)",
+              "8 query heads share 2 K/V heads", 2), ("Multi-query (MQA)", "8 query heads share 1 K/V head", 1))
+    for c, (name, sub, g) in enumerate(setups):
+        x0 = 20 + c * 300
+        s.text(x0 + 130, 62, name, size=14, weight="bold")
+        s.text(x0 + 130, 80, sub, size=11, role="shape", italic=True)
+        w = 30
+        for h in range(H):
+            s.rect(x0 + 10 + h * w, 110, w - 4, 34, "query", rx=3)
+            s.text(x0 + 10 + h * w + 13, 132, f"q{h + 1}", size=9)
+        per = H // g
+        for k in range(g):
+            left = x0 + 10 + k * per * w
+            width = per * w - 4
+            s.rect(left, 220, width, 26, "key", rx=3)
+            s.text(left + width / 2, 237, "k" if g == 1 else f"k{k + 1}", size=10)
+            s.rect(left, 250, width, 26, "value", rx=3)
+            s.text(left + width / 2, 267, "v" if g == 1 else f"v{k + 1}", size=10)
+            for h in range(k * per, (k + 1) * per):
+                s.path([(x0 + 10 + h * w + 13, 146), (left + width / 2, 218)], "layer", arrow=False, width=1)
+        s.shape(x0 + 10, 298, f"G = {g}; cache per token and layer:")
+        s.shape(x0 + 10, 312, f"2 · {g} · Dh numbers")
+    s.text(450, 334, "G K/V heads instead of H shrink the KV cache by H / G; the queries keep all H heads.", size=12,
+           italic=True)
+    alt = (
+        "Three panels with eight query heads each. In multi-head attention each query head has its own key and "
+        "value head (8 K/V heads). In grouped-query attention the eight query heads are split into two groups, "
+        "each group sharing one key and one value head. In multi-query attention all eight share a single key "
+        "and value head. The cache per token and layer holds 2 times the number of K/V heads G times Dh "
+        "numbers, so it shrinks by H divided by G."
+    )
+    return s, alt
+
+
+_BUILDERS: dict[str, Callable[[], tuple[_Svg, str]]] = {
+    "transformer_block": _transformer_block,
+    "multi_head": _multi_head,
+    "qkv_dictionary": _qkv_dictionary,
+    "masks": _masks,
+    "unrolled_rnn": _unrolled_rnn,
+    "seq2seq_bottleneck": lambda: _seq2seq(attention=False),
+    "seq2seq_attention": lambda: _seq2seq(attention=True),
+    "kv_cache": _kv_cache,
+    "three_families": _three_families,
+    "gqa": _gqa,
+}
+#: The names :func:`diagram` and :func:`show` accept, in the order the book meets them.
+DIAGRAMS: tuple[str, ...] = tuple(_BUILDERS)
+
+
+def diagram(name: str) -> Diagram:
+    """Build the figure called ``name`` (one of :data:`DIAGRAMS`); the same bytes on every call.
+
+    Raises:
+        ValueError: if ``name`` is not one of :data:`DIAGRAMS`.
+    """
+    if name not in _BUILDERS:
+        raise ValueError(f"name: expected one of {', '.join(DIAGRAMS)}, got {name!r}")
+    svg, alt = _BUILDERS[name]()
+    return Diagram(name=name, title=svg.title, alt=alt, svg=svg.render(alt))
+
+
+def show(name: str) -> None:
+    """Display the figure called ``name`` in the notebook (an ``<img>`` with alt text; no file is read or written).
+
+    Raises:
+        ValueError: if ``name`` is not one of :data:`DIAGRAMS`.
+    """
+    from IPython.display import display
+
+    display(diagram(name))
