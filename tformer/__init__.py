@@ -24,7 +24,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         decoding.py          greedy, beam search, sampling (10, 11)
         baselines/           what came before: rnn, seq2seq_rnn (01, 02)
         variants/            changes to the 2017 design: efficient (GQA, windows, linear), moe (13)
-        data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task
+        data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task,
+                             real HSK Chinese–English sentences with pinyin, a subword tokenizer
         training/            teacher_forcing, the train loop, metrics
         analysis/            complexity: cost formulas and the tools that measure them (12)
         book/                the notebooks' helpers: environment, plot, results, exercises

@@ -5,4 +5,5 @@
 - ``tasks``: toy tasks with known answers (copy, reverse, sort, long-range recall).
 - ``extrapolation``: the look-back-k task for training short and testing long.
 - ``hsk``: real graded Chinese–English sentences (``hsk-sentences-audio``, data CC-BY-SA-4.0) with pinyin.
+- ``subword``: a byte-pair-encoding tokenizer trained on the corpus with ``sentencepiece``, offline.
 """
