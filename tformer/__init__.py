@@ -25,7 +25,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         baselines/           what came before: rnn, seq2seq_rnn (01, 02)
         variants/            changes to the 2017 design: efficient (GQA, windows, linear), moe (13);
                              a 2024 block's pieces: rmsnorm, swiglu, alibi
-        data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task
+        data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task,
+                             real HSK Chinese–English sentences with pinyin, a subword tokenizer
         training/            teacher_forcing, the train loop, metrics
         analysis/            complexity: cost formulas and the tools that measure them (12)
         book/                the notebooks' helpers: environment, plot, results, exercises

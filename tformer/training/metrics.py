@@ -193,6 +193,7 @@ class TranslationReport:
         exact_match: fraction of sentences translated exactly.
         bleu: corpus BLEU (0-100, sacrebleu, ``tokenize="zh"``).
         buckets: exact match by source length in words (:func:`accuracy_by_length`).
+        unknown_words: source words not in the source vocabulary, each fed to the model as ``<unk>``.
     """
 
     sources: list[str]
@@ -202,6 +203,7 @@ class TranslationReport:
     exact_match: float
     bleu: float
     buckets: list[LengthBucket]
+    unknown_words: int
 
     def accuracy_over(self, min_words: int) -> float:
         """Exact match on sources longer than ``min_words`` words (NaN if none)."""
@@ -225,7 +227,7 @@ def translate(
     *,
     batch_size: int = 256,
     max_len: int | None = None,
-    strict: bool = True,
+    strict: bool = False,
     src_eos: bool = True,
 ) -> list[str]:
     """Greedy-decode English sentences (space-separated words) into target sentences.
@@ -237,6 +239,8 @@ def translate(
     length; the model's device is used. ``max_len`` (target tokens, EOS included) defaults to
     ``2 · source words + 10``, capped by the model's ``max_len``. ``src_eos`` appends ``EOS_ID`` to
     each source, as :class:`tformer.data.text.PairBatches` does by default: use the choice the model was trained with.
+    A source word the vocabulary lacks is fed as ``<unk>`` (``UNK_ID``), so real text is scored, not refused;
+    ``strict=True`` raises on it instead.
 
     Raises:
         TypeError: if ``model`` has no ``greedy_decode`` method.
@@ -278,8 +282,12 @@ def evaluate_translation(
     batch_size: int = 256,
     edges: Sequence[int] = DEFAULT_LENGTH_EDGES,
     src_eos: bool = True,
+    strict: bool = False,
 ) -> TranslationReport:
     """Translate ``(source, reference)`` pairs greedily and score them: exact match, BLEU, by-length accuracy.
+
+    Source words missing from ``src_vocab`` are translated as ``<unk>`` (as :func:`translate`) and counted in
+    :attr:`TranslationReport.unknown_words`; ``strict=True`` raises on them instead.
 
     Raises:
         ValueError: if ``pairs`` is empty, or as :func:`translate`.
@@ -288,11 +296,12 @@ def evaluate_translation(
         raise ValueError("pairs: expected at least one (source, reference) pair, got none")
     sources = [s for s, _ in pairs]
     refs = [r for _, r in pairs]
-    hyps = translate(model, sources, src_vocab, tgt_vocab, batch_size=batch_size, src_eos=src_eos)
+    hyps = translate(model, sources, src_vocab, tgt_vocab, batch_size=batch_size, src_eos=src_eos, strict=strict)
     correct = [h.split() == r.split() for h, r in zip(hyps, refs, strict=True)]
     return TranslationReport(
         sources, refs, hyps, correct, sum(correct) / len(correct), corpus_bleu(hyps, refs),
         accuracy_by_length([len(s.split()) for s in sources], correct, edges),
+        sum(w not in src_vocab for s in sources for w in s.split()),
     )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from tformer.baselines.seq2seq_rnn import Seq2SeqRNN
-from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, Vocab
+from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, UNK_ID, Vocab
 from tformer.models import Transformer
 from tformer.training.metrics import (
     accuracy_by_length,
@@ -117,13 +117,29 @@ def test_translate_and_report_api_and_errors():
     assert report.exact_match == sum(report.correct) / 2
     assert sum(b.count for b in report.buckets) == 2
     with pytest.raises(ValueError, match="unknown token 'dog'"):
-        translate(model, ["the dog"], src_vocab, tgt_vocab)
+        translate(model, ["the dog"], src_vocab, tgt_vocab, strict=True)
+    with pytest.raises(ValueError, match="unknown token 'dog'"):
+        evaluate_translation(model, [("the dog", "狗")], src_vocab, tgt_vocab, strict=True)
     with pytest.raises(ValueError, match="mismatched vocabulary"):
         translate(model, ["the cat"], Vocab(["the", "cat"]), tgt_vocab)
     with pytest.raises(ValueError, match="max_len=8"):
         translate(model, ["the cat sat " * 3], src_vocab, tgt_vocab)
     with pytest.raises(ValueError, match="at least one"):
         evaluate_translation(model, [], src_vocab, tgt_vocab)
+
+
+def test_unseen_source_words_are_read_as_unk_and_counted():
+    torch.manual_seed(0)
+    src_vocab, tgt_vocab = Vocab(["the", "cat", "sat"]), Vocab(["猫", "坐"])
+    model = Transformer(len(src_vocab), len(tgt_vocab), 16, 2, 1, 1, 32, 0.0, max_len=16).eval()
+    src = torch.tensor([[src_vocab.stoi["the"], UNK_ID, EOS_ID]])  # (1, S): "dog" fed as <unk>
+    by_hand = " ".join(tgt_vocab.decode(model.greedy_decode(src, 8, BOS_ID, EOS_ID)[0]))
+    assert translate(model, ["the dog"], src_vocab, tgt_vocab, max_len=8) == [by_hand]
+    report = evaluate_translation(model, [("the dog", "猫"), ("the cat sat", "猫 坐")], src_vocab, tgt_vocab)
+    assert report.unknown_words == 1
+    assert report.hypotheses == translate(model, ["the <unk>", "the cat sat"], src_vocab, tgt_vocab)
+    known = evaluate_translation(model, [("the cat", "猫")], src_vocab, tgt_vocab)
+    assert known.unknown_words == 0
 
 
 @pytest.mark.parametrize("attention", [None, "bahdanau"])

@@ -1,0 +1,54 @@
+"""The sentencepiece BPE wrapper: trained offline, round-trips text, plugs into Vocab, deterministic."""
+
+from __future__ import annotations
+
+import pytest
+
+from tformer.data.subword import SubwordTokenizer
+from tformer.data.text import UNK_ID
+
+SENTENCES = [
+    "I am learning to write characters.",
+    "She is reading a book in the library.",
+    "We are writing letters to our teachers.",
+    "The teacher reads the characters slowly.",
+    "They learned to read before they could write.",
+] * 4
+CHINESE = ["我在学习写汉字。", "她在图书馆看书。", "老师慢慢地读汉字。", "我们给老师写信。"] * 4
+
+
+@pytest.fixture(scope="module")
+def english():
+    return SubwordTokenizer.train(SENTENCES, vocab_size=60)
+
+
+@pytest.mark.parametrize("text", [*SENTENCES[:5], "Teachers write, readers read."])
+def test_round_trip(english, text):
+    pieces = english.encode(text)
+    assert english.decode(pieces) == text
+    assert all(" " not in p for p in pieces)  # safe to join with spaces
+
+
+def test_rare_words_split_into_known_pieces(english):
+    pieces = english.encode("rewriting")
+    assert len(pieces) > 1 and all(p in english.pieces for p in pieces)
+    vocab = english.vocab()
+    assert len(vocab) == len(english) + 4 and UNK_ID not in vocab.encode(pieces)
+    assert len(english) <= 60
+
+
+def test_chinese_round_trip_and_determinism():
+    a, b = SubwordTokenizer.train(CHINESE, 40), SubwordTokenizer.train(CHINESE, 40)
+    assert a.pieces == b.pieces and a.model_proto == b.model_proto
+    for text in CHINESE[:4]:
+        assert a.decode(a.encode(text)) == text
+    assert SubwordTokenizer(a.model_proto).encode(CHINESE[0]) == a.encode(CHINESE[0])  # reloads
+
+
+def test_errors(english):
+    with pytest.raises(ValueError, match="sentences: expected at least one"):
+        SubwordTokenizer.train(["", "  "], 10)
+    with pytest.raises(ValueError, match="vocab_size: expected an int >= 2"):
+        SubwordTokenizer.train(SENTENCES, 1)
+    with pytest.raises(TypeError, match="text: expected a str"):
+        english.encode(["I", "am"])

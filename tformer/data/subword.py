@@ -1,0 +1,94 @@
+"""Subword units: a byte-pair-encoding tokenizer trained on the book's own sentences with ``sentencepiece``.
+
+Prepared for the chapter on real data (issue 15). A word vocabulary gives every unseen word the same ``<unk>``;
+byte-pair encoding (Sennrich et al. 2016, "Neural Machine Translation of Rare Words with Subword Units") splits
+rare words into pieces seen in training, which is what the Transformer paper did (Vaswani et al. 2017, §5.1: a
+shared source–target BPE vocabulary of about 37,000 tokens). Training and encoding are done by Google's
+``sentencepiece`` library (Kudo & Richardson 2018), in memory and offline; this module only adapts it to the book's
+:class:`tformer.data.text.Vocab`.
+
+Pieces are strings without spaces (a word start is marked by ``▁``, U+2581), so a sentence's pieces joined by
+spaces can go wherever the book expects space-separated tokens, e.g. :func:`tformer.training.metrics.translate`.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+
+import sentencepiece as spm
+
+from tformer._checks import check_int
+from tformer.data.text import Vocab
+
+__all__ = ["SubwordTokenizer"]
+
+
+class SubwordTokenizer:
+    """A trained sentencepiece BPE model: text → pieces → text.
+
+    Build one with :meth:`train`; ``decode(encode(text)) == text`` for text made of characters seen in training,
+    up to runs of whitespace, which sentencepiece collapses to one space.
+
+    Args:
+        model_proto: a serialised sentencepiece model (what :meth:`train` produces; store it to reload).
+    """
+
+    def __init__(self, model_proto: bytes) -> None:
+        self.model_proto = bytes(model_proto)
+        self._sp = spm.SentencePieceProcessor(model_proto=self.model_proto)
+
+    @classmethod
+    def train(
+        cls, sentences: Iterable[str], vocab_size: int, *, character_coverage: float = 1.0
+    ) -> SubwordTokenizer:
+        """Learn at most ``vocab_size`` BPE pieces (single characters included) from ``sentences``, in memory.
+
+        One thread, so the same sentences always give the same pieces. ``character_coverage`` is the share of
+        the characters kept as pieces (1.0: all; sentencepiece suggests 0.9995 for large Chinese corpora). The
+        vocabulary may come out smaller than ``vocab_size`` on a small corpus.
+
+        Raises:
+            TypeError, ValueError: if ``vocab_size`` is not an int >= 2, or ``sentences`` is empty.
+        """
+        check_int("vocab_size", vocab_size, 2)
+        sentences = [s for s in sentences if s.strip()]
+        if not sentences:
+            raise ValueError("sentences: expected at least one non-empty sentence, got none")
+        model = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences), model_writer=model, model_type="bpe", vocab_size=vocab_size,
+            character_coverage=character_coverage, hard_vocab_limit=False, num_threads=1, minloglevel=2,
+            unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1,  # the book's Vocab adds its own specials
+        )  # fmt: skip
+        return cls(model.getvalue())
+
+    @property
+    def pieces(self) -> list[str]:
+        """The learned pieces in sentencepiece's id order, without its ``<unk>``."""
+        sp = self._sp
+        return [sp.id_to_piece(i) for i in range(sp.get_piece_size()) if not (sp.is_unknown(i) or sp.is_control(i))]
+
+    def vocab(self) -> Vocab:
+        """A :class:`tformer.data.text.Vocab` of :attr:`pieces` (ids from 4; ``<pad> <bos> <eos> <unk>`` first)."""
+        return Vocab(self.pieces)
+
+    def encode(self, text: str) -> list[str]:
+        """Split ``text`` into pieces: ``"I am learning."`` → ``["▁I", "▁am", "▁learn", "ing", "."]``.
+
+        Raises:
+            TypeError: if ``text`` is not a ``str``.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text: expected a str, got {type(text).__name__}")
+        return self._sp.encode(text, out_type=str)
+
+    def decode(self, pieces: Sequence[str]) -> str:
+        """Join pieces back into text (``▁`` becomes a space); ``<unk>`` and unknown pieces decode as ``⁇``."""
+        return self._sp.decode(list(pieces))
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    def __repr__(self) -> str:
+        return f"SubwordTokenizer(pieces={len(self)}, first={self.pieces[:6]})"
