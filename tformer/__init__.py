@@ -25,8 +25,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         baselines/           what came before: rnn, seq2seq_rnn (01, 02)
         variants/            changes to the 2017 design: efficient (GQA, windows, linear), moe (13)
         data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task
-        training/            teacher_forcing, the train loop, metrics
-        analysis/            complexity: cost formulas and the tools that measure them (12)
+        training/            teacher_forcing, the train loop, metrics; distributed: DDP, FSDP, tensor parallel (14)
+        analysis/            complexity: cost formulas and the tools that measure them (12); parallelism (14)
         book/                the notebooks' helpers: environment, plot, results, exercises
         _checks.py           argument checks, one message format, shared by every module
 
