@@ -247,8 +247,8 @@ def choose_strategy(num_params: int, num_devices: int, device_bytes: float, *, p
 
     Tried in order DDP, ZeRO-1, ZeRO-2 (the same traffic as DDP, less memory), ZeRO-3 (1.5× the traffic):
     the first whose :func:`training_memory_bytes` total is at most ``device_bytes``. Returns its name, or
-    ``"model parallel"`` when even ZeRO-3 does not fit (the model states alone exceed the devices' memory:
-    split the layers themselves, or offload). Activations are not counted, so the answer is optimistic.
+    ``"none fits"`` when even ZeRO-3 does not (the model states alone exceed the devices' memory: split the
+    layers themselves across more devices, or offload states to CPU memory). Activations are not counted, so the answer is optimistic.
 
     Raises:
         TypeError/ValueError: as :func:`training_memory_bytes`, or if ``device_bytes`` is not positive.
@@ -260,4 +260,4 @@ def choose_strategy(num_params: int, num_devices: int, device_bytes: float, *, p
                                       grad_bytes=grad_bytes, optimizer_bytes=optimizer_bytes).total
         if total <= device_bytes:
             return strategy
-    return "model parallel"
+    return "none fits"

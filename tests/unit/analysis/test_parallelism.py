@@ -107,6 +107,6 @@ def test_choose_strategy() -> None:
     assert choose_strategy(7_000_000_000, 8, 80 * gb) == "zero1"  # 112 GB under DDP; 28 + 84/8 = 38.5 GB
     assert choose_strategy(7_000_000_000, 8, 30 * gb) == "zero2"  # 14 + 98/8 = 26.25 GB
     assert choose_strategy(7_000_000_000, 8, 20 * gb) == "zero3"  # 112/8 = 14 GB
-    assert choose_strategy(70_000_000_000, 8, 80 * gb) == "model parallel"  # 140 GB even under ZeRO-3
+    assert choose_strategy(70_000_000_000, 8, 80 * gb) == "none fits"  # 140 GB even under ZeRO-3
     with pytest.raises(ValueError):
         choose_strategy(10, 2, 0)
