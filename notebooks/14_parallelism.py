@@ -212,22 +212,21 @@ from tformer.training.distributed import ddp_timing_worker
 big_batch = next(iter(PairBatches([src_vocab.encode(en.split()) for en, _ in corpus.train[:64]],
                                   [tgt_vocab.encode(zh.split()) for _, zh in corpus.train[:64]], batch_size=64)))
 if CAN_LAUNCH:
-    one_whole = launch(ddp_timing_worker, (VOCAB_SIZES, big_batch), world_size=1)[0]
     half = (big_batch[0][:32], big_batch[1][:32])
-    one_half = launch(ddp_timing_worker, (VOCAB_SIZES, half), world_size=1)[0]
-    two = launch(ddp_timing_worker, (VOCAB_SIZES, big_batch), world_size=WORLD)
-    two_step = max(rank["step_s"] for rank in two)  # a step ends when the slower rank ends
+    one_whole, one_half = launch(ddp_timing_worker, (VOCAB_SIZES, [big_batch, half]), world_size=1)[0]["step_s"]
+    two = launch(ddp_timing_worker, (VOCAB_SIZES, [big_batch]), world_size=WORLD)
+    two_step = max(rank["step_s"][0] for rank in two)  # a step ends when the slower rank ends
     allreduce = max(rank["allreduce_s"] for rank in two)
-    print(f"1 process, 64 pairs:          {one_whole['step_s'] * 1e3:7.1f} ms per step")
-    print(f"1 process, 32 pairs:          {one_half['step_s'] * 1e3:7.1f} ms per step")
+    print(f"1 process, 64 pairs:          {one_whole * 1e3:7.1f} ms per step")
+    print(f"1 process, 32 pairs:          {one_half * 1e3:7.1f} ms per step")
     print(f"2 processes × 32 pairs (DDP): {two_step * 1e3:7.1f} ms per step")
     print(f"all-reduce of {int(two[0]['gradient_numbers']):,} float32 gradients: {allreduce * 1e3:.2f} ms")
-    print(f"speed-up of 2 processes over 1: ×{one_whole['step_s'] / two_step:.2f} (ideal ×2)")
-    print(f"halving the batch in one process: ×{one_whole['step_s'] / one_half['step_s']:.2f}")
-    rest = two_step - one_half["step_s"] - allreduce
-    print(f"the 2-process step = half-batch step {one_half['step_s'] * 1e3:.1f} ms + all-reduce "
-          f"{allreduce * 1e3:.2f} ms + the rest {rest * 1e3:.1f} ms (waiting for a core, DDP's own work)")
-    assert min(one_whole["step_s"], one_half["step_s"], two_step, allreduce) > 0
+    print(f"speed-up of 2 processes over 1: ×{one_whole / two_step:.2f} (ideal ×2)")
+    print(f"halving the batch in one process: ×{one_whole / one_half:.2f}")
+    rest = two_step - one_half - allreduce
+    print(f"the 2-process step = half-batch step {one_half * 1e3:.1f} ms + all-reduce {allreduce * 1e3:.2f} ms"
+          f" + the rest {rest * 1e3:.1f} ms (waiting for a core, DDP's own work)")
+    assert min(one_whole, one_half, two_step, allreduce) > 0
 
 # %% [markdown]
 # Read the numbers before trusting the word "parallel". Two processes can at best halve the step. The last
@@ -433,10 +432,12 @@ from tformer.analysis.parallelism import layer_flops, tensor_parallel_all_reduce
 
 print(f"{'layer':<30}{'FLOPs / device':>16}{'numbers all-reduced':>21}{'FLOPs per number':>18}")
 intensity = {}
-for name, (b, l, d, f) in {"this chapter's layer": (B, L, D, F), "Transformer base, 1 × 512 tokens": (1, 512, 512, 2048),
-                           "GPT-3 sized, 1 × 2048 tokens": (1, 2048, 12288, 49152)}.items():
-    flops = layer_flops(b, l, d, f) / WORLD
-    numbers = tensor_parallel_all_reduce_elements(b, l, d)
+layers = {"this chapter's layer": (B, L, D, F),  # (B, L, D, F)
+          "Transformer base, 1 × 512 tokens": (1, 512, 512, 2048),
+          "GPT-3 sized, 1 × 2048 tokens": (1, 2048, 12288, 49152)}  # Brown et al. 2020, Table 2.1
+for name, shape in layers.items():
+    flops = layer_flops(*shape) / WORLD
+    numbers = tensor_parallel_all_reduce_elements(*shape[:3])
     intensity[name] = flops / numbers
     print(f"{name:<30}{flops:>16,.0f}{numbers:>21,}{flops / numbers:>18,.0f}")
 _ = results.record("tp_intensity_base", intensity["Transformer base, 1 × 512 tokens"])

@@ -242,28 +242,33 @@ def ddp_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batches
     return {"gradients": gradients, "state": model.module.state_dict(), "naive_gradient": naive}
 
 
-def ddp_timing_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batch: Batch,
-                      repeats: int = 7) -> dict[str, float]:
+def ddp_timing_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batches: Sequence[Batch],
+                      repeats: int = 7) -> dict[str, Any]:
     """Median wall-clock seconds of one training step (forward, backward with DDP's all-reduce, Adam) on this
-    rank's share of ``batch``, and of one ``all_reduce`` of a float32 buffer as large as all the gradients.
+    rank's share of each batch in ``batches``, and of one ``all_reduce`` of a float32 buffer as large as all
+    the gradients; run inside :func:`launch`.
 
-    With ``world_size = 1`` the step runs on the whole batch, without DDP. One warm-up step is not timed.
-    Returns ``{"step_s": ..., "allreduce_s": ..., "gradient_numbers": ...}``; ``allreduce_s`` is 0 for N = 1.
+    With ``world_size = 1`` the steps run on whole batches, without DDP. One warm-up step per batch is not
+    timed. Returns ``{"step_s": [one median per batch], "allreduce_s": ..., "gradient_numbers": ...}``;
+    ``allreduce_s`` is 0 for N = 1.
     """
     model = build_translator(*vocab_sizes)
     if world_size > 1:
         model = nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    share, scale = shard_rows(batch, rank, world_size), world_size / _tokens(batch)
-    step_times = []
-    for _ in range(repeats + 1):
-        if world_size > 1:
-            dist.barrier()  # start together, so one rank's time does not include waiting for the other
-        start = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        summed_token_loss(model, share, scale).backward()
-        optimizer.step()
-        step_times.append(time.perf_counter() - start)
+    medians = []
+    for batch in batches:
+        share, scale = shard_rows(batch, rank, world_size), world_size / _tokens(batch)
+        step_times = []
+        for _ in range(repeats + 1):
+            if world_size > 1:
+                dist.barrier()  # start together, so one rank's time does not include waiting for the other
+            start = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            summed_token_loss(model, share, scale).backward()
+            optimizer.step()
+            step_times.append(time.perf_counter() - start)
+        medians.append(statistics.median(step_times[1:]))
     numbers = sum(p.numel() for p in model.parameters())
     reduce_times = []
     if world_size > 1:
@@ -273,8 +278,7 @@ def ddp_timing_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], 
             start = time.perf_counter()
             dist.all_reduce(buffer)
             reduce_times.append(time.perf_counter() - start)
-    return {"step_s": statistics.median(step_times[1:]),
-            "allreduce_s": statistics.median(reduce_times[1:]) if reduce_times else 0.0,
+    return {"step_s": medians, "allreduce_s": statistics.median(reduce_times[1:]) if reduce_times else 0.0,
             "gradient_numbers": float(numbers)}
 
 
