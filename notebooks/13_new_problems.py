@@ -728,5 +728,5 @@ if your_answer is not None:
     check("13.4", your_answer)
 
 # %% [markdown]
-# Next: chapter 14 gathers the measurements of the whole book into one table — RNN, LSTM, GRU and
-# Transformer side by side.
+# Next: chapter 14 trains one model with several processes — data, tensor and pipeline parallelism — and
+# chapter 15 gathers the measurements of the whole book into one table.

@@ -27,8 +27,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
                              a 2024 block's pieces: rmsnorm, swiglu, alibi
         data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task,
                              real HSK Chinese–English sentences with pinyin, a subword tokenizer
-        training/            teacher_forcing, the train loop, metrics
-        analysis/            complexity: cost formulas and the tools that measure them (12)
+        training/            teacher_forcing, the train loop, metrics; distributed: DDP, FSDP, tensor parallel (14)
+        analysis/            complexity: cost formulas and the tools that measure them (12); parallelism (14)
         book/                the notebooks' helpers: environment, plot, results, exercises
         _checks.py           argument checks, one message format, shared by every module
 
