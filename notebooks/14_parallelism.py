@@ -310,9 +310,9 @@ def count(model: torch.nn.Module) -> int:
 
 with torch.device("meta"):
     base = Transformer(37_000, 37_000, tie_embeddings=True)  # d_model 512, 8 heads, 6 + 6 layers, F 2048
-    gpt2 = DecoderOnlyTransformer(50_257, 768, 12, 12, d_ff=3072, max_len=1024)
+    gpt2 = DecoderOnlyTransformer(50_257, d_model=768, num_heads=12, num_layers=12, d_ff=3072, max_len=1024,
+                                  positional="learned", norm_first=True, tie_embeddings=True)
 base.src_embed.weight = base.tgt_embed.weight  # the paper shares one matrix for all three roles (§3.4)
-gpt2.output.weight = gpt2.body.embed.weight  # GPT-2 ties its output layer to the token embedding
 gpt2.output.bias = None  # and has no output bias
 MODELS = {"book translator": n_params, "Transformer base": count(base), "GPT-2 small": count(gpt2),
           "7 B model": 7_000_000_000}

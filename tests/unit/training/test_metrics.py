@@ -131,7 +131,7 @@ def test_translate_and_report_api_and_errors():
 def test_unseen_source_words_are_read_as_unk_and_counted():
     torch.manual_seed(0)
     src_vocab, tgt_vocab = Vocab(["the", "cat", "sat"]), Vocab(["猫", "坐"])
-    model = Transformer(len(src_vocab), len(tgt_vocab), 16, 2, 1, 1, 32, 0.0, max_len=16).eval()
+    model = Transformer(len(src_vocab), len(tgt_vocab), d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32, dropout=0.0, max_len=16).eval()
     src = torch.tensor([[src_vocab.stoi["the"], UNK_ID, EOS_ID]])  # (1, S): "dog" fed as <unk>
     by_hand = " ".join(tgt_vocab.decode(model.greedy_decode(src, 8, BOS_ID, EOS_ID)[0]))
     assert translate(model, ["the dog"], src_vocab, tgt_vocab, max_len=8) == [by_hand]
