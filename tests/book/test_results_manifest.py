@@ -94,6 +94,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("01_rnn_baselines", "4×"): "structure: 4 gate blocks, parameter counts asserted in code",
     ("01_rnn_baselines", "3×"): "structure: 3 gate blocks, parameter counts asserted in code",
     ("01_rnn_baselines", "10 steps"): "bound on the marked steps_* values quoted just before",
+    ("01_rnn_baselines", "90%"): "setting: the assertion's threshold",
     ("02_seq2seq_bottleneck", "100 steps"): "setting: the copier's training budget",
     ("02_seq2seq_bottleneck", "300 steps"): "setting: the translation models' training budget",
     ("03_attention_weighted_average", "20%"): "example input: the course-grade weights",
@@ -195,8 +196,12 @@ def shows(value: float, printed: str) -> bool:
     """True if ``printed`` is ``value`` written to ``printed``'s own precision ("8.8" shows 8.77, "9.0" not).
 
     A one-significant-digit print ("0.5", "3") shows only a value that equals it exactly, so a stray "1" in
-    an output does not vouch for 0.97.
+    an output does not vouch for 0.97. A percentage may be printed as a fraction ("0.953" shows 95.3).
     """
+    return _shows(value, printed) or (abs(value) <= 100 and "." in printed and _shows(value / 100, printed))
+
+
+def _shows(value: float, printed: str) -> bool:
     text = printed.replace(",", "").replace("−", "-").lstrip("+")
     mantissa, _, exponent = text.lower().partition("e")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
@@ -368,6 +373,7 @@ def test_a_manifest_from_another_run_or_a_value_never_printed_fails() -> None:
         "writes both"]
     assert shows(8.77, "8.8") and not shows(8.77, "9.0") and not shows(0.97, "1") and shows(0.5, "0.5")
     assert shows(1050624.0, "1,050,624") and shows(2.7e-07, "2.7e-07")
+    assert shows(95.3, "0.953") and not shows(95.3, "0.95") and not shows(95.3, "1.0")
 
 
 def test_prose_tolerance_is_half_the_last_digit() -> None:
