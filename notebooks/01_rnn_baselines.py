@@ -572,14 +572,15 @@ for d in distances:
         with torch.no_grad():
             recall_acc[cell].append(float((model(test_src).argmax(-1) == test_key).float().mean()))
 torch.set_num_threads(threads)
-print(f"{'distance d':>10} " + " ".join(f"{cell:>6}" for cell in CELLS))
+print(f"{'distance d':>10} " + " ".join(f"{cell:>6}" for cell in CELLS) + "   (test accuracy, %)")
 for k, d in enumerate(distances):
-    print(f"{d:>10} " + " ".join(f"{recall_acc[cell][k]:>6.3f}" for cell in CELLS))
+    print(f"{d:>10} " + " ".join(f"{100 * recall_acc[cell][k]:>6.1f}" for cell in CELLS))
 assert max(recall_acc[cell][0] for cell in CELLS) > 0.9  # the shortest distance is learnable
 assert recall_acc["RNN"][-1] < 0.4  # the plain RNN is at chance at the longest distance
 assert max(recall_acc["LSTM"][-1], recall_acc["GRU"][-1]) > 0.9  # a gated cell bridges it
-results.record("recall_rnn_longest", 100 * recall_acc["RNN"][-1], tol=10.0)
-_ = results.record("recall_gru_longest", 100 * recall_acc["GRU"][-1], tol=10.0)
+# One seed, so the band is a stop-gap within the rule of tformer.book.results, not a measured spread.
+results.record("recall_rnn_longest", 100 * recall_acc["RNN"][-1], tol=2.0)
+_ = results.record("recall_gru_longest", 100 * recall_acc["GRU"][-1], tol=2.0)
 
 # %%
 fig, ax = plt.subplots(figsize=(6.5, 4))

@@ -167,12 +167,13 @@ copier_history = train(
 copier_loss = sum(copier_history.losses[-10:]) / 10
 copier_report = evaluate_translation(copier, corpus.test, src_vocab, tgt_vocab)  # greedy, batched by length
 copier_em = 100 * copier_report.exact_match
-print(f"training loss after 100 steps without the shift: {copier_loss:.3f} nats/token")
+print(f"training loss after 100 steps without the shift: {copier_loss:.4f} nats/token")
 print(f"exact match when it translates (greedy): {copier_em:.1f}%")
 print(corpus.test[0][0], "→", copier_report.hypotheses[0][:60])
 assert copier_loss < 0.1 and copier_em < 1.0
-results.record("copier_loss", copier_loss, tol=0.05)
-_ = results.record("copier_em", copier_em, tol=1.0)
+# Bands within the rule of tformer.book.results (<= 10% of the value); a value of 0 can only match as printed.
+results.record("copier_loss", copier_loss, tol=0.0003)
+_ = results.record("copier_em", copier_em)
 
 # %% [markdown]
 # After only 100 steps the training loss is **0.004**<!-- result: copier_loss --> nats per token, which
@@ -272,10 +273,12 @@ for f_row, a_row in zip(fixed_buckets, attentive_buckets, strict=True):
 assert fixed_history.steps == attentive_history.steps == STEPS  # the same budget
 gap = attentive_buckets[-1].accuracy - fixed_buckets[-1].accuracy
 assert gap > 0.2, gap  # the attention model is much better on the longest sentences
-results.record("fixed_short", 100 * fixed_buckets[0].accuracy, tol=8.0)
-results.record("fixed_long", 100 * fixed_buckets[-1].accuracy, tol=5.0)
-results.record("attn_short", 100 * attentive_buckets[0].accuracy, tol=8.0)
-_ = results.record("attn_long", 100 * attentive_buckets[-1].accuracy, tol=15.0)
+# One seed: the bands are a stop-gap within the rule of tformer.book.results (<= 10% of the value), not a
+# measured spread; 0% can only match as printed.
+results.record("fixed_short", 100 * fixed_buckets[0].accuracy, tol=5.0)
+results.record("fixed_long", 100 * fixed_buckets[-1].accuracy, tol=5.0 if fixed_buckets[-1].accuracy else None)
+results.record("attn_short", 100 * attentive_buckets[0].accuracy, tol=5.0)
+_ = results.record("attn_long", 100 * attentive_buckets[-1].accuracy, tol=5.0)
 
 # %%
 labels = [row.label for row in fixed_buckets]

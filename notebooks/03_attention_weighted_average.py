@@ -143,7 +143,7 @@ print(pd.DataFrame({"score": scores, "weight": weights}, index=sentence).round(3
 assert torch.isclose(weights.sum(), torch.tensor(1.0))
 results.record("w_cat", weights[0].item())
 results.record("w_mouse", weights[2].item())
-results.record("cat_over_mouse", (weights[0] / weights[2]).item())
+print(f"weight ratio 猫 / 老鼠 = {results.record('cat_over_mouse', (weights[0] / weights[2]).item()):.3f}")
 assert weights.argmax().item() == sentence.index("猫")
 
 # %% [markdown]

@@ -376,8 +376,9 @@ roles["ratio"] = roles.max(axis=1) / roles.min(axis=1)
 print(roles.round(2).to_string())
 assert roles.loc["W_K", "reads key half"] > 3 * roles.loc["W_K", "reads value half"]
 assert roles.loc["W_V", "reads value half"] > 3 * roles.loc["W_V", "reads key half"]
-results.record("wk_ratio", roles.loc["W_K", "ratio"], tol=3.0)
-results.record("wv_ratio", roles.loc["W_V", "ratio"], tol=3.0)
+# One seed: bands within the rule of tformer.book.results (<= 10% of the value), not a measured spread.
+results.record("wk_ratio", roles.loc["W_K", "ratio"], tol=0.8)
+results.record("wv_ratio", roles.loc["W_V", "ratio"], tol=0.8)
 assert roles.loc["W_Q", "reads key half"] > 3 * roles.loc["W_Q", "reads value half"]
 
 # %% [markdown]

@@ -175,7 +175,8 @@ torch.testing.assert_close(output_by_hand, torch.tensor([0.8507, 1.2408], dtype=
 
 # %% [markdown]
 # The new vector for 它 is **[0.8507**<!-- result: out_0 -->, **1.2408]**<!-- result: out_1 -->. It started
-# as a token with value [0, 0] and now carries about 30% of 猫, a quarter of 老鼠 and 15% of 追: the
+# as a token with value [0, 0] and now carries **0.30**<!-- result: w_cat --> of 猫's value, a quarter of
+# 老鼠's and **0.15**<!-- result: w_chase --> of 追's: the
 # position of "it" now holds information about what "it" probably is. That replacement of a token's
 # vector by a relevance-weighted mix of the whole sentence is all that one attention step does.
 #
@@ -410,12 +411,12 @@ lab = pd.DataFrame(
 )
 print(lab.round(3).to_string(index=False))
 at_512 = d_ks.index(512)
-results.record("entropy_raw_512", stats["raw"][at_512][0], tol=0.02)
+results.record("entropy_raw_512", stats["raw"][at_512][0], tol=0.005)
 results.record("entropy_scaled_512", stats["scaled"][at_512][0], tol=0.02)
 results.record("maxw_raw_512", stats["raw"][at_512][1], tol=0.01)
-results.record("uniform_entropy", math.log(S))
+print(f"uniform over S = {S} keys: entropy ln {S} = {results.record('uniform_entropy', math.log(S)):.3f} nats")
 results.record("maxw_scaled_512", stats["scaled"][at_512][1], tol=0.01)
-results.record("jac_raw_512", stats["raw"][at_512][2], tol=0.01)
+results.record("jac_raw_512", stats["raw"][at_512][2], tol=0.005)
 results.record("jac_scaled_512", stats["scaled"][at_512][2], tol=0.01)
 assert stats["raw"][-1][1] > 0.9 > 0.3 > stats["scaled"][-1][1]  # unscaled: near one-hot; scaled: spread
 scaled_entropies = [s[0] for s in stats["scaled"]]
@@ -443,7 +444,7 @@ plt.show()
 
 # %% [markdown]
 # At d_k = 512 the unscaled softmax puts on average **0.946**<!-- result: maxw_raw_512 --> of its weight on
-# one key (entropy **0.14**<!-- result: entropy_raw_512 --> nats, against
+# one key (entropy **0.135**<!-- result: entropy_raw_512 --> nats, against
 # **2.77**<!-- result: uniform_entropy --> for a uniform spread): it has become a hard lookup. The scaled
 # one keeps its largest weight near **0.25**<!-- result: maxw_scaled_512 --> and its entropy near
 # **2.35**<!-- result: entropy_scaled_512 --> nats at every width.
@@ -485,7 +486,7 @@ for std in score_stds:
 
 at_1, at_32 = score_stds.index(1.0), score_stds.index(32.0)
 results.record("grad_std1", grad_norms[at_1], tol=0.005)
-results.record("grad_std32", grad_norms[at_32], tol=1e-6)
+results.record("grad_std32", grad_norms[at_32], tol=5e-7)
 print(f"median |dL/dz| at score std  1: {grad_norms[at_1]:.3f}")
 print(f"median |dL/dz| at score std 32: {grad_norms[at_32]:.1e}")
 assert grad_norms[at_32] < grad_norms[at_1] / 1e4  # saturation: four orders of magnitude smaller

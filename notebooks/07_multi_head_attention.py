@@ -60,7 +60,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from tformer.attention import MultiHeadAttention
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
-from tformer.book.results import Results
+from tformer.book.results import Results, below
 from tformer.masks import causal_mask
 from tformer.positional import LearnedPositionalEmbedding
 from tformer.training.train import train
@@ -206,6 +206,7 @@ for heads in (1, 2, 4, 8, 16, 32):
 assert all(flops == formula for flops in counted_by_heads.values())
 flops_h8 = results.record("flops_h8", counted_by_heads[8])
 softmax_share = results.record("softmax_share_h8", 100 * 8 * L_long**2 / counted_by_heads[8])
+print(f"H = 8: the softmax's operations are {softmax_share:.3f}% of the matrix-multiply FLOPs")
 
 # %% [markdown]
 # The counter agrees with the formula for every H: **301,989,888**<!-- result: flops_h8 --> FLOPs at L = 128
@@ -233,15 +234,14 @@ with torch.no_grad():
     torch_out, torch_weights = torch_mha(x_cmp, x_cmp, x_cmp, attn_mask=~mask, need_weights=True,
                                          average_attn_weights=False)  # torch: True = blocked
     our_out, our_weights = ours(x_cmp, x_cmp, x_cmp, mask)
-out_diff = results.record("torch_out_diff", (our_out - torch_out).abs().max().item(), tol=1e-6)
+out_diff = (our_out - torch_out).abs().max().item()  # float32 rounding noise: printed as a bound
 weight_diff = (our_weights - torch_weights).abs().max().item()
 print("weights:", tuple(our_weights.shape), "(B, H, L, S)")
-print(f"max |ours - torch|: output {out_diff:.1e}, weights {weight_diff:.1e}   (float32)")
-assert out_diff <= 1e-6 and weight_diff <= 1e-6
+print(f"max |ours - torch|: output {below(out_diff, 1e-6)}, weights {below(weight_diff, 1e-6)}   (float32)")
 
 # %% [markdown]
-# In float32 the outputs agree to **2.4e-07**<!-- result: torch_out_diff --> at most (rounding order), well
-# within the 1e-6 the test demands, and the per-head weights match too. The test suite repeats this
+# In float32 the outputs agree to within 1e-6 (what is left is rounding order, whose digits change with the
+# CPU), and the per-head weights match too. The test suite repeats this
 # comparison in float64, with padding masks and gradients.
 
 # %% [markdown]

@@ -336,16 +336,14 @@ deviation = 0.0
 for offset in range(-127, 128):
     diagonal = torch.diagonal(score_table, offset=-offset)  # entries with m - n = offset
     deviation = max(deviation, (diagonal - diagonal.mean()).abs().max().item())
-rope_deviation = results.record("rope_relative_deviation", deviation, tol=1e-5)
-print(f"largest spread along any diagonal m - n = const: {rope_deviation:.1e} (float32); score range "
+rope_deviation = deviation  # float32 rounding noise: printed as a bound
+print(f"largest spread along any diagonal m - n = const {below(rope_deviation, 1e-5)} (float32); score range "
       f"{score_table.min().item():.2f} … {score_table.max().item():.2f}")
-assert rope_deviation <= 1e-5
 
 # %% [markdown]
-# Along every diagonal the score stays put to float32 rounding (largest spread
-# **1.0e-07**<!-- result: rope_relative_deviation -->, against scores between −1 and 1): the table is a
-# function of m − n alone. Drawn as a heatmap, it is made of constant stripes. The printout above is not
-# compared by the tests (the last digits depend on the CPU's arithmetic order); the assertion is.
+# Along every diagonal the score stays put to float32 rounding (largest spread below 1e-5, against scores
+# between −1 and 1; the digits under the bound depend on the CPU's arithmetic order): the table is a
+# function of m − n alone. Drawn as a heatmap, it is made of constant stripes.
 
 # %%
 fig, ax = plt.subplots(figsize=(6.4, 5.2))
@@ -365,15 +363,11 @@ plt.show()
 # %% tags=["nbval-ignore-output"]
 x_norm = torch.randn(1000, Dh)
 rotated = rope(x_norm, torch.arange(1000))
-norm_change = results.record(
-    "rope_norm_change", ((rotated.norm(dim=-1) - x_norm.norm(dim=-1)).abs() / x_norm.norm(dim=-1)).max().item(),
-    tol=1e-5,
-)
-print(f"largest relative change of a vector's norm over positions 0..999: {norm_change:.1e} (float32)")
-assert norm_change < 1e-5
+norm_change = ((rotated.norm(dim=-1) - x_norm.norm(dim=-1)).abs() / x_norm.norm(dim=-1)).max().item()
+print(f"largest relative change of a vector's norm over positions 0..999 {below(norm_change, 1e-5)} (float32)")
 
 # %% [markdown]
-# The largest relative change is **1.4e-07**<!-- result: rope_norm_change -->, float32 rounding.
+# The largest relative change is below 1e-5: float32 rounding.
 #
 # ### 4.5 Inside multi-head attention
 #
@@ -439,7 +433,7 @@ for name, (positional, max_len) in variants.items():
             acc, curve = None, None
             refusal = refusal or f"length {length}: {error}"
         accuracy[name, length], per_position[name, length] = acc, curve
-results.record("chance", 100 / SYMBOLS)
+print(f"chance: one symbol in {SYMBOLS} = {results.record('chance', 100 / SYMBOLS):.2f}%")
 print(f"trained {len(variants)} models in {train_seconds:.1f} s")
 print("learned, max_len 32, first refusal at", refusal)
 print()
@@ -456,18 +450,20 @@ assert accuracy["rope", 128] > accuracy["sinusoidal", 128] + 0.2
 assert accuracy["rope", 128] > accuracy["learned, 128-row table", 128] + 0.2
 for (name, length), value in accuracy.items():
     if value is not None:
+        # One seed: a stop-gap band within the rule of tformer.book.results (<= 10% of every value here),
+        # not a measured spread.
         results.record(f"acc_{name.split(',')[0]}{'_128row' if '128-row' in name else ''}_{length}",
-                       100 * value, tol=10.0)
+                       100 * value, tol=2.0)
 
 # %% [markdown]
-# The pattern (recorded values; the exact percentages move by a few points from machine to machine):
+# The pattern (recorded values, one seed; the exact percentages move a little from machine to machine):
 #
 # | positions | length 32 | length 64 | length 128 |
 # |---|---|---|---|
-# | sinusoidal | 100%<!-- result: acc_sinusoidal_32 --> | 61%<!-- result: acc_sinusoidal_64 --> | 35%<!-- result: acc_sinusoidal_128 --> |
-# | learned, max_len 32 | 100%<!-- result: acc_learned_32 --> | cannot run | cannot run |
-# | learned, 128-row table | 98%<!-- result: acc_learned_128row_32 --> | 50%<!-- result: acc_learned_128row_64 --> | 28%<!-- result: acc_learned_128row_128 --> |
-# | RoPE | 100%<!-- result: acc_rope_32 --> | 100%<!-- result: acc_rope_64 --> | 97%<!-- result: acc_rope_128 --> |
+# | sinusoidal | 100.0%<!-- result: acc_sinusoidal_32 --> | 61.1%<!-- result: acc_sinusoidal_64 --> | 35.4%<!-- result: acc_sinusoidal_128 --> |
+# | learned, max_len 32 | 94.8%<!-- result: acc_learned_32 --> | cannot run | cannot run |
+# | learned, 128-row table | 93.5%<!-- result: acc_learned_128row_32 --> | 47.5%<!-- result: acc_learned_128row_64 --> | 26.7%<!-- result: acc_learned_128row_128 --> |
+# | RoPE | 100.0%<!-- result: acc_rope_32 --> | 100.0%<!-- result: acc_rope_64 --> | 96.5%<!-- result: acc_rope_128 --> |
 #
 # Accuracy at length L counts every scored position of the sequence, including the first 32, so the drop
 # beyond position 32 is steeper than the averages suggest. The per-position curves show where it happens.

@@ -477,14 +477,20 @@ for v in VARIANTS:
           f" {similarity[v]:>17.3f}")
 print(f"chance level: ln {NUM_SYMBOLS} = {chance:.3f} nats")
 
+# One seed: the bands are a stop-gap within the rule of tformer.book.results (<= 10% of the value), not a
+# measured spread across seeds.
 results.record("loss_no_res", final_loss["no residual"], tol=0.05)
 results.record("acc_pre", 100 * accuracy["pre-norm"], tol=5.0)
-results.record("grad_ratio_log10", math.log10(grad_trained["post-norm"][0] / grad_trained["no residual"][0]), tol=2.0)
-results.record("acc_post", 100 * accuracy["post-norm"], tol=10.0)
-results.record("shrink_per_layer", (grad_trained["no residual"][-1] / grad_trained["no residual"][0]) ** (1 / (DEPTH - 1)),
-               tol=0.5)
-for v, key in (("no residual", "sim_no_res"), ("post-norm", "sim_post"), ("pre-norm", "sim_pre")):
-    results.record(key, similarity[v], tol=0.05)
+grad_ratio_log10 = results.record(
+    "grad_ratio_log10", math.log10(grad_trained["post-norm"][0] / grad_trained["no residual"][0]), tol=0.5)
+results.record("acc_post", 100 * accuracy["post-norm"], tol=3.0)
+shrink_per_layer = results.record(
+    "shrink_per_layer", (grad_trained["no residual"][-1] / grad_trained["no residual"][0]) ** (1 / (DEPTH - 1)),
+    tol=0.2)
+print(f"layer-1 gradient, post-norm / no residual: 10^{grad_ratio_log10:.2f}; without residuals the gradient "
+      f"shrinks {shrink_per_layer:.2f}× per layer from layer {DEPTH} down to layer 1")
+for v, key, tol in (("no residual", "sim_no_res", 0.05), ("post-norm", "sim_post", 0.05), ("pre-norm", "sim_pre", 0.005)):
+    results.record(key, similarity[v], tol=tol)
 assert final_loss["no residual"] > chance - 0.05, "without residuals the stack should stay at chance"
 assert final_loss["post-norm"] < final_loss["no residual"] - 0.3
 assert final_loss["pre-norm"] < final_loss["post-norm"] and accuracy["pre-norm"] > 0.95
@@ -721,7 +727,7 @@ ffn_total = 12 * ffn_params
 ffn_share_model = results.record("ffn_share_model", 100 * ffn_total / variants["all three shared (the paper)"])
 implied_vocab = results.record("implied_vocab", (65e6 - non_embedding) / (D + 1))  # each token: a row + a bias
 shared_m = results.record("params_shared_m", variants["all three shared (the paper)"] / 1e6)
-results.record("gap_m", 65 - shared_m)
+print(f"the paper's 65 M minus the shared-embedding count: {results.record('gap_m', 65 - shared_m):.2f} M")
 results.record("embedding_m", embedding / 1e6)
 print(f"FFN share of the shared-embedding model: {ffn_share_model:.1f}%")
 print(f"vocabulary that would make the shared model exactly 65 M: {implied_vocab:,.0f}")

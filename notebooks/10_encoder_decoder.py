@@ -284,9 +284,9 @@ history = train(model, train_batches, seq2seq_loss, optimizer=optimizer, schedul
                 device=device, desc="transformer")  # fmt: skip
 final_loss = sum(history.losses[-50:]) / 50
 print(f"{history.steps} steps ({history.epochs:.1f} epochs) in {history.train_time_s:.0f} s, "
-      f"{history.tokens_per_s:,.0f} target tokens/s; loss {history.losses[0]:.2f} -> {final_loss:.3f} nats/token")
-assert history.steps == STEPS and final_loss < 0.1 * history.losses[0]
-_ = results.record("final_loss", final_loss, tol=0.01)
+      f"{history.tokens_per_s:,.0f} target tokens/s; loss {history.losses[0]:.2f} -> {final_loss:.1e} nats/token")
+# The final loss moves by tens of per cent from CPU to CPU at this size, so the text quotes the bound checked here.
+assert history.steps == STEPS and final_loss < 1e-3
 
 # %% tags=["nbval-ignore-output"]
 fig, (ax_loss, ax_lr) = plt.subplots(1, 2, figsize=(11, 3.5))
@@ -550,11 +550,11 @@ speedup = timings[False][0] / timings[True][0]
 print(f"{timings[True][1].shape[1]} decoding steps for 128 sentences: without cache {timings[False][0]:.2f} s, "
       f"with cache {timings[True][0]:.2f} s -> {speedup:.1f}× faster, identical tokens")
 assert speedup > 1.0
-_ = results.record("kv_speedup", speedup, tol=max(1.0, speedup))
+
 
 # %% [markdown]
-# The cache makes decoding about 5×<!-- result: kv_speedup --> faster here (the exact figure depends on the
-# machine). The saving grows with the output length: without a cache, step t processes t positions, so n
+# The cache makes decoding faster by the factor printed above (one timing, with no spread measured, and it
+# depends on the machine and its load, so the text does not quote it). The saving grows with the output length: without a cache, step t processes t positions, so n
 # steps cost 1 + 2 + … + n ≈ n²/2 position-computations instead of n. On a tiny model like this one much of
 # the time is Python overhead per step, which the cache does not remove; on a large model the saving is
 # closer to the count.
@@ -564,10 +564,10 @@ _ = results.record("kv_speedup", speedup, tol=max(1.0, speedup))
 # Chapter 02 translated with an RNN encoder-decoder, first through a single context vector (the bottleneck),
 # then with Bahdanau attention. Here all three get the same data, loss, loop and schedule shape (warm-up,
 # then linear decay to zero) and about the same modest training time: the time of 600 Transformer steps, a
-# fresh Transformer trained for just those 600 steps. On a 2-core CPU a Bahdanau step costs about 1.7
-# Transformer steps (its decoder is a Python loop over the target words, because each step's attention
-# needs the previous step's state) and a fixed-context step about one, so the step counts below give
-# roughly equal training time; the table prints the seconds each model actually trained.
+# fresh Transformer trained for just those 600 steps. A Bahdanau step costs more than a Transformer step (its
+# decoder is a Python loop over the target words, because each step's attention needs the previous step's
+# state); the step counts below were chosen on the 2-core CPU this chapter was written on to give roughly
+# equal training time, and the table prints the seconds each model actually trained on this run.
 
 # %%
 BUDGET_STEPS = 600  # Transformer steps in the shared budget
@@ -611,10 +611,12 @@ fixed, bahdanau = comparison["fixed context"], comparison["Bahdanau"]
 same_time = comparison[f"Transformer, {BUDGET_STEPS} steps"]
 assert min(bahdanau["em"], same_time["em"]) > fixed["em"] + 0.3  # attention, of either kind, is what matters
 assert report.exact_match > max(bahdanau["em"], same_time["em"])
-results.record("rnn_fixed_em", 100 * fixed["em"], tol=5.0)
-results.record("rnn_bahdanau_em", 100 * bahdanau["em"], tol=5.0)
-results.record("tf_short_em", 100 * same_time["em"], tol=5.0)
-_ = results.record("rnn_fixed_em_over_20", 100 * fixed["em_over_20"], tol=5.0)
+# One seed per model: the bands are a stop-gap within the rule of tformer.book.results (<= 10% of the value),
+# narrow enough that the text cannot swap which of two close models is ahead; 0% can only match as printed.
+results.record("rnn_fixed_em", 100 * fixed["em"], tol=2.0)
+results.record("rnn_bahdanau_em", 100 * bahdanau["em"], tol=0.5)
+results.record("tf_short_em", 100 * same_time["em"], tol=0.5)
+_ = results.record("rnn_fixed_em_over_20", 100 * fixed["em_over_20"], tol=2.0 if fixed["em_over_20"] else None)
 
 # %% tags=["nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(7.5, 3.8))
@@ -626,11 +628,12 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# At about the same training time the fixed-context RNN gets 22%<!-- result: rnn_fixed_em --> of the test
+# At about the same training time the fixed-context RNN gets 21.9%<!-- result: rnn_fixed_em --> of the test
 # sentences exactly right (and 0.0%<!-- result: rnn_fixed_em_over_20 --> of those over 20 words: one vector
-# cannot carry them), the Transformer 95%<!-- result: tf_short_em -->, and the Bahdanau RNN
-# 94%<!-- result: rnn_bahdanau_em -->. That last number deserves an honest look: on this task, at this size,
-# on a CPU, an RNN with attention keeps up with the Transformer, and the table does not hide it.
+# cannot carry them), the Transformer 94.5%<!-- result: tf_short_em -->, and the Bahdanau RNN
+# 94.8%<!-- result: rnn_bahdanau_em -->. That last number deserves an honest look: on this task, at this size,
+# on a CPU, an RNN with attention keeps up with the Transformer (in the run stored here it is slightly
+# ahead; one seed each), and the table does not hide it.
 # What the comparison does show is that *attention* is what matters: both models that can look back at every
 # source word succeed, the one that must squeeze the sentence into one vector fails, most of all on long
 # sentences.
@@ -653,8 +656,9 @@ plt.show()
 #   padding (decoder self-attention). `tformer.models.Transformer` builds them from the token ids.
 # - Greedy decoding writes one word per step and feeds it back; beam search keeps K prefixes and equals
 #   greedy at K = 1; on this one-answer corpus it adds little.
-# - A 2+2-layer model with D = 64 learns the corpus: ≥ 98% exact match on unseen sentences, also on long
-#   ones and on unseen word pairings, and its cross-attention aligns 垫子 with "mat" without being told.
+# - A 2+2-layer model with D = 64 learns the corpus: 99.7%<!-- result: test_em --> exact match on unseen
+#   sentences, 98.8%<!-- result: em_over_20 --> on those over 20 words and 98.6%<!-- result: combo_em --> on
+#   unseen word pairings, and its cross-attention aligns 垫子 with "mat" without being told.
 # - The KV cache reuses earlier keys and values; it gives the same tokens and saves work that grows with the
 #   output length.
 # - At the same short training time on a CPU, chapter 02's RNN with Bahdanau attention keeps up with the

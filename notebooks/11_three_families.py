@@ -282,8 +282,9 @@ print(f"encoder-only, both sides visible:  {acc_both:.1%} of the hidden words")
 print(f"encoder-only, left side only:      {acc_left:.1%}")
 print(f"decoder-only twin, left side only: {acc_gpt:.1%}")
 assert acc_both > baseline_acc + 0.08 and acc_both > acc_gpt and acc_left < acc_gpt - 0.1
+# One seed: the bands are a stop-gap within the rule of tformer.book.results (<= 10% of the value).
 results.record("mlm_acc", 100 * acc_both, tol=3.0)
-results.record("mlm_acc_left", 100 * acc_left, tol=3.0)
+results.record("mlm_acc_left", 100 * acc_left, tol=1.5)
 _ = results.record("gpt_word_acc", 100 * acc_gpt, tol=3.0)
 
 # %% [markdown]
@@ -374,7 +375,7 @@ print(f"{'bigram':>11}: validation {bigram:.3f} nats/char")
 assert gpt_nats < bigram - 0.8 and lstm_nats < bigram - 0.8
 results.record("gpt_nats", gpt_nats, tol=0.05)
 results.record("lstm_nats", lstm_nats, tol=0.05)
-_ = results.record("gpt_gain", bigram - gpt_nats, tol=0.05)
+print(f"gain over the bigram model: {results.record('gpt_gain', bigram - gpt_nats, tol=0.05):.3f} nats/char")
 
 # %% [markdown]
 # On held-out paragraphs the Transformer reaches 1.42<!-- result: gpt_nats --> nats per character,
@@ -493,7 +494,6 @@ speedups = [w / c for w, c in zip(cache_times[False], cache_times[True], strict=
 for n, c, w, s in zip(lengths, cache_times[True], cache_times[False], speedups, strict=True):
     print(f"{n:>4} new characters: with cache {c:.3f} s, without {w:.3f} s -> {s:.1f}× faster")
 assert speedups[-1] > 1.0 and speedups[-1] > speedups[0]
-_ = results.record("lm_kv_speedup", speedups[-1], tol=max(2.0, speedups[-1]))
 
 # %% tags=["nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
@@ -506,8 +506,9 @@ plt.show()
 # %% [markdown]
 # The tokens are identical; the time is not. Without the cache, step t reprocesses all t earlier positions,
 # so the total work grows with the square of the length; with it, each step handles one position. At 192
-# characters the cache is about 3×<!-- result: lm_kv_speedup --> faster here, and the gap keeps widening
-# with length. For a chat model that writes thousands of tokens this is the difference between usable and
+# characters the cache is faster by the factor printed above (one timing per length, with no spread
+# measured; it depends on the machine and its load, so the text does not quote it), and the gap keeps
+# widening with length (asserted). For a chat model that writes thousands of tokens this is the difference between usable and
 # not, and it is available only to a model whose earlier states do not depend on later tokens.
 #
 # ## Recap

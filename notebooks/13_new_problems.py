@@ -405,6 +405,8 @@ for i, n in enumerate(n_lin):
           f"linear {times_lin['linear attention'][i] * 1e3:7.2f} ms")
 print("fitted slopes:", {name: round(s, 2) for name, s in slopes_lin.items()})
 print(f"softmax, last doubling: ×{times_lin['softmax attention'][-1] / times_lin['softmax attention'][-2]:.1f}")
+score_mib = results.record("score_mib_4096", 4096**2 * 4 / 2**20)  # one float32 (n, n) score matrix
+print(f"one float32 score matrix at n = 4096: {score_mib:.0f} MiB")
 for name, predicted in (("softmax attention", 2), ("linear attention", 1)):
     # On a GPU the regime starts only once every fitted call keeps the device busy for ≥ 1 ms.
     if not BIG or min(times_lin[name][i] for i in fit[name]) >= 1e-3:
@@ -426,7 +428,7 @@ plt.show()
 # %% [markdown]
 # Linear attention's time grows with slope ≈ 1, softmax attention's with ≈ 2 (asserted within ±0.3), and
 # the gap widens with every doubling. On a CPU the last doubling of softmax attention usually costs more
-# than ×4: at n = 4096 the 64 MiB score matrix no longer fits in the processor's caches, and every score
+# than ×4: at n = 4096 the 64<!-- result: score_mib_4096 --> MiB score matrix no longer fits in the processor's caches, and every score
 # makes a slow trip to main memory — the very cost §5 is about. What it costs is accuracy: the kernel cannot express the sharp,
 # almost one-hot weights a softmax can, and linear-attention Transformers have generally trailed softmax
 # models of the same size on language modelling — which is why the field kept softmax attention and

@@ -5,13 +5,15 @@ Usage: python tools/sync_notebooks.py [notebooks/NN_name.py ...]   (default: eve
 The .py is the source of truth: its cells replace the notebook's, the notebook is executed top to bottom in
 its own folder with the current interpreter, and outputs are stored without timing metadata (so a rerun gives
 a clean git diff). A cell that raises stops the run: the notebook and the cell are named, and the .ipynb is
-left as it was. The chapter's results manifest (``results/NN_name.json``) is rebuilt by the run. Exit status 0
-on success, 1 on the first failure.
+left as it was. The chapter's results manifest (``results/NN_name.json``) is rebuilt by the same run, and the
+digest of the outputs just stored is stamped into it (``tformer.book.results.outputs_digest``): the manifest
+and the stored outputs are then provably one execution's. Exit status 0 on success, 1 on the first failure.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 import time
@@ -23,7 +25,7 @@ from jupytext.config import load_jupytext_config
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from tformer.book.results import WRITE_ENV
+from tformer.book.results import DIGEST_KEY, WRITE_ENV, outputs_digest
 
 CELL_TIMEOUT_S = 900
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -40,6 +42,13 @@ def stable_cell_ids(cells: list) -> None:
         key = f"{cell.cell_type}:{cell.source}"
         cell.id = hashlib.sha256(f"{key}:{seen[key]}".encode()).hexdigest()[:16]
         seen[key] += 1
+
+
+def stamp_manifest(manifest: Path, digest: str) -> None:
+    """Write ``digest`` (of the stored outputs) into ``manifest`` under ``DIGEST_KEY``, keeping its layout."""
+    entries = json.loads(manifest.read_text(encoding="utf-8"))
+    entries[DIGEST_KEY] = digest
+    manifest.write_text(json.dumps(entries, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def sync(py: Path) -> bool:
@@ -76,7 +85,10 @@ def sync(py: Path) -> bool:
         print(f"sync: {py}: {where} raised {error.ename}: {error.evalue}", file=sys.stderr)
         print(f"sync: {py.with_suffix('.ipynb')} left unchanged", file=sys.stderr)
         return False
-    jupytext.write(notebook, py.with_suffix(".ipynb"), config=load_jupytext_config(str(py.parent)))
+    ipynb = py.with_suffix(".ipynb")
+    jupytext.write(notebook, ipynb, config=load_jupytext_config(str(py.parent)))
+    if manifest.exists():
+        stamp_manifest(manifest, outputs_digest(json.loads(ipynb.read_text(encoding="utf-8"))))
     print(f"sync: {py.with_suffix('.ipynb')} executed in {time.perf_counter() - start:.1f} s")
     return True
 

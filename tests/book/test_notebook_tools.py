@@ -116,3 +116,21 @@ def test_sync_twice_gives_identical_files(synced: Path, tmp_path: Path) -> None:
     done = run_tool("tools/sync_notebooks.py", "notebooks/99_tiny.py", cwd=copy)
     assert done.returncode == 0, done.stderr
     assert (copy / "notebooks" / "99_tiny.ipynb").read_text() == before  # stable cell ids, no timings
+
+
+def test_sync_stamps_the_manifest_with_the_outputs_it_stored(tmp_path: Path) -> None:
+    from tformer.book.results import DIGEST_KEY, outputs_digest
+
+    shutil.copytree(ROOT / "tools", tmp_path / "tools")
+    shutil.copy(ROOT / "jupytext.toml", tmp_path / "jupytext.toml")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "99_tiny.py").write_text(
+        "# %%\nfrom tformer.book.results import Results\n\nresults = Results('99_tiny')\n"
+        "speedup = results.record('speedup', 8.77, tol=0.5)\nprint(f'{speedup:.2f}× faster')\n"
+    )
+    done = run_tool("tools/sync_notebooks.py", "notebooks/99_tiny.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "notebooks" / "results" / "99_tiny.json").read_text())
+    notebook = json.loads((tmp_path / "notebooks" / "99_tiny.ipynb").read_text())
+    assert manifest == {"speedup": {"value": 8.77, "tol": 0.5}, DIGEST_KEY: outputs_digest(notebook)}
+    assert notebook["cells"][0]["outputs"][0]["text"] == ["8.77× faster\n"]
