@@ -125,13 +125,13 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("13_new_problems", "8×"): "setting: 8 experts",
     ("13_new_problems", "2×"): "setting: top-2 routing",
     ("13_new_problems", "1000 dependent steps"): "setting: the scan's length n = 1000",
-    ("14_summary", "32 steps"): "setting: 32 positions",
-    ("14_summary", "100 steps"): "setting: T = 100 of chapter 01's sweep",
-    ("14_summary", "25%"): "constant: chance with 4 keys",
-    ("14_summary", "100×"): "definition: chapter 01's steps_* threshold",
-    ("14_summary", "4×"): "structure: 4 gate blocks (the marked lstm_ratio)",
-    ("14_summary", "3×"): "structure: 3 gate blocks (the marked gru_ratio)",
-    ("14_summary", "10%"): "constant: MAX_RELATIVE_TOL of tformer.book.results, the tolerance rule",
+    ("15_summary", "32 steps"): "setting: 32 positions",
+    ("15_summary", "100 steps"): "setting: T = 100 of chapter 01's sweep",
+    ("15_summary", "25%"): "constant: chance with 4 keys",
+    ("15_summary", "100×"): "definition: chapter 01's steps_* threshold",
+    ("15_summary", "4×"): "structure: 4 gate blocks (the marked lstm_ratio)",
+    ("15_summary", "3×"): "structure: 3 gate blocks (the marked gru_ratio)",
+    ("15_summary", "10%"): "constant: MAX_RELATIVE_TOL of tformer.book.results, the tolerance rule",
 }
 
 
@@ -197,9 +197,11 @@ def shows(value: float, printed: str) -> bool:
     """True if ``printed`` is ``value`` written to ``printed``'s own precision ("8.8" shows 8.77, "9.0" not).
 
     A one-significant-digit print ("0.5", "3") shows only a value that equals it exactly, so a stray "1" in
-    an output does not vouch for 0.97. A percentage may be printed as a fraction ("0.953" shows 95.3).
+    an output does not vouch for 0.97. A percentage may be printed as a fraction with at least two decimals
+    ("0.953" and "0.95" show 95.3; "1.0" is too coarse to show a percentage).
     """
-    return _shows(value, printed) or (abs(value) <= 100 and "." in printed and _shows(value / 100, printed))
+    as_fraction = "." in printed and len(printed.rsplit(".", 1)[1]) >= 2
+    return _shows(value, printed) or (abs(value) <= 100 and as_fraction and _shows(value / 100, printed))
 
 
 def _shows(value: float, printed: str) -> bool:
