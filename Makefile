@@ -17,7 +17,7 @@ FAST_NB := $(foreach n,$(FAST),$(wildcard notebooks/$(n)_*.ipynb))
 # Running as root (containers, CI) needs --allow-root; a normal user does not.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install lab test test-unit test-notebooks test-notebooks-threads check-notebooks html screenshots check-newest sync colab lint clean
+.PHONY: install lab test test-unit test-notebooks test-notebooks-threads check-notebooks html pdf screenshots check-newest sync colab lint clean
 
 install: $(STAMP)
 
@@ -58,6 +58,10 @@ test-notebooks-threads: $(STAMP)
 ## make html: export the stored notebooks (no execution) to an offline HTML book in build/html/.
 html: $(STAMP)
 	$(BIN)/python tools/build_book.py
+
+## make pdf: the HTML book printed to one PDF, build/tformer.pdf (needs Debian's chromium).
+pdf: html
+	$(BIN)/python tools/build_pdf.py
 
 ## make screenshots: rebuild the book and refresh docs/*.png (needs Debian's chromium).
 screenshots: html

@@ -21,9 +21,7 @@ Exit status 0 on success; 1 with a message when the HTML book or Chromium is mis
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -34,20 +32,11 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import build_book  # noqa: E402
+import chromium as chromium_tools  # noqa: E402
 
 PRINT_PAGE = "_book_for_print.html"
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
+    *chromium_tools.OFFLINE_FLAGS,
     "--no-pdf-header-footer",
     "--generate-pdf-document-outline",
 )
@@ -84,26 +73,15 @@ def chromium() -> str:
     Raises:
         PdfError: if none is installed.
     """
-    for name in CHROMIUM_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
+    found = chromium_tools.find()
+    if found:
+        return found
     raise PdfError("no Chromium binary found (Debian: apt-get install -y chromium)")
 
 
 def chromium_env(tmp: Path) -> dict[str, str]:
     """Environment for Chromium whose fontconfig also sees the fonts shipped by ``mplfonts`` (Noto Sans CJK SC)."""
-    import mplfonts
-
-    conf = tmp / "fonts.conf"
-    conf.write_text(
-        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n'
-        '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
-        f"  <dir>{Path(mplfonts.__file__).parent / 'fonts'}</dir>\n"
-        f"  <cachedir>{tmp / 'fc-cache'}</cachedir>\n</fontconfig>\n",
-        encoding="utf-8",
-    )
-    return {**os.environ, "FONTCONFIG_FILE": str(conf), "HOME": str(tmp)}
+    return chromium_tools.environment(tmp)
 
 
 def _rewrite_links(article, stem: str, chapters: set[str]) -> None:

@@ -31,22 +31,13 @@ from bs4 import BeautifulSoup
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import build_book  # noqa: E402
+import chromium as chromium_tools  # noqa: E402
 
 NOTEBOOKS = Path(os.environ.get("TFORMER_NOTEBOOKS", ROOT / "notebooks"))
 DOCS = ROOT / "docs"
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-# TOOLING.md section 7, plus a resolver rule that makes every host name unresolvable: the network is off.
+# TOOLING.md section 7 (tools/chromium.py: offline, every host name unresolvable), plus time for MathJax.
 CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-    "--host-resolver-rules=MAP * ~NOTFOUND",
+    *chromium_tools.OFFLINE_FLAGS,
     "--virtual-time-budget=15000",
 )
 # TeX delimiters that MathJax should have replaced; found in prose text they mean the maths stayed raw.
@@ -187,28 +178,16 @@ def test_mathjax_is_served_locally(book: Path) -> None:
 
 
 def _chromium() -> str:
-    for name in CHROMIUM_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
+    found = chromium_tools.find()
+    if found:
+        return found
     pytest.skip("no Chromium binary (apt-get install -y chromium)")
 
 
 @pytest.fixture(scope="module")
 def browser_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment for Chromium: fontconfig also sees the Noto Sans CJK font shipped by the mplfonts dependency."""
-    import mplfonts
-
-    tmp = tmp_path_factory.mktemp("chromium")
-    fonts_conf = tmp / "fonts.conf"
-    fonts_conf.write_text(
-        '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n'
-        '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
-        f"  <dir>{Path(mplfonts.__file__).parent / 'fonts'}</dir>\n"
-        f"  <cachedir>{tmp / 'fc-cache'}</cachedir>\n</fontconfig>\n",
-        encoding="utf-8",
-    )
-    return {**os.environ, "FONTCONFIG_FILE": str(fonts_conf), "HOME": str(tmp)}
+    return chromium_tools.environment(tmp_path_factory.mktemp("chromium"))
 
 
 def _run_chromium(env: dict[str, str], *args: str) -> str:
