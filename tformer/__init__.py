@@ -15,22 +15,26 @@ The map. The model path sits at the top, in the order the book builds it; everyt
 for its job, so a new piece goes where its job is (the chapter that introduces each module in brackets)::
 
     tformer/
-        functional.py        scaled dot-product attention, the one place the maths lives (05)
+        functional.py        scaled dot-product attention, the one place the maths lives (03-05)
         masks.py             causal and padding masks, True = may attend (06)
         attention.py         multi-head attention and the key/value cache (07, 10)
         positional.py        sinusoidal, learned and rotary positions (08)
         layers.py            feed-forward, encoder and decoder layers and stacks (09)
         models.py            the three families and their configs: encoder-decoder, decoder-only, encoder-only (10, 11)
         decoding.py          greedy, beam search, sampling (10, 11)
-        baselines/           what came before: rnn, seq2seq_rnn (01, 02)
-        variants/            changes to the 2017 design: efficient (GQA, windows, linear), moe (13);
-                             a 2024 block's pieces: rmsnorm, swiglu, alibi
-        data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task,
-                             real HSK Chinese–English sentences with pinyin, a subword tokenizer
-        training/            teacher_forcing, the train loop, metrics; distributed: DDP, FSDP, tensor parallel (14)
-        analysis/            complexity: cost formulas and the tools that measure them (12); parallelism (14)
-        book/                the notebooks' helpers: environment, plot, results, exercises
+        baselines/           what came before attention: rnn (RNN, LSTM, GRU), seq2seq_rnn (01, 02)
+        variants/            what changed after 2017, each beside the 2017 piece it replaces: efficient (GQA,
+                             sliding windows, linear attention), moe, rmsnorm, swiglu, alibi (08, 13)
+        data/                text.py (tokens, vocabularies, batches); corpus.py (the generated running example);
+                             tasks.py and extrapolation.py (toy tasks); hsk.py (real Chinese-English sentences
+                             with pinyin); subword.py (a BPE tokenizer)
+        training/            teacher_forcing, train (the loop), metrics; distributed (DDP, FSDP, tensor parallel) (14)
+        analysis/            formulas and measurements of cost: complexity (12), parallelism (memory, traffic) (14)
+        book/                the notebooks' helpers: environment, plot, results, exercises, diagrams, source
         _checks.py           argument checks, one message format, shared by every module
+
+The rule between the top level and ``variants/``: the top level is the 2017 model path (plus RoPE, which every
+family takes as ``positional="rope"``); a piece that replaces part of it in a later design goes to ``variants/``.
 
 ``tformer.book.plot`` is imported on demand (it loads matplotlib).
 """
