@@ -74,9 +74,9 @@ class KVCache:
         if key.dim() != 4 or value.dim() != 4 or key.shape[:3] != value.shape[:3] or not (
             _fits(key, self.key) and _fits(value, self.value)
         ):
-            cached = None if self.key is None else tuple(self.key.shape)
+            cached = "" if self.key is None else f", matching the cached {tuple(self.key.shape)} in B, H and Dh"
             raise ValueError(
-                f"key, value: expected (B, H, S_new, Dh) each, matching the cache {cached}, "
+                f"key, value: expected (B, H, S_new, Dh) each{cached}, "
                 f"got {tuple(key.shape)} and {tuple(value.shape)}"
             )
         if self.key is None or self.value is None or self.static:

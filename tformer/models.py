@@ -115,8 +115,11 @@ def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
     """Every size a positive int; ``pad_id`` (when given) a valid id of every vocabulary among ``sizes``."""
     for name, value in sizes.items():
         check_int(name, value, 1)
-    if pad_id is not None:
-        vocab = min(v for k, v in sizes.items() if k.endswith("vocab_size"))
+    vocabularies = [v for k, v in sizes.items() if k.endswith("vocab_size")]
+    if pad_id is not None and not vocabularies:  # ModelConfig alone: no vocabulary to check the id against
+        check_int("pad_id", pad_id, 0)
+    elif pad_id is not None:
+        vocab = min(vocabularies)
         if not 0 <= check_int("pad_id", pad_id) < vocab:
             raise ValueError(f"pad_id: expected an id in [0, {vocab}) (inside every vocabulary), got {pad_id!r}")
 

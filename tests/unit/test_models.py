@@ -532,3 +532,10 @@ def test_feed_forward_of_a_gelu_config_is_gelu() -> None:
     x = torch.randn(2, 3, 16)
     expected = ffn.w_2(nn.functional.gelu(ffn.w_1(x)))
     torch.testing.assert_close(ffn(x), expected, atol=0.0, rtol=0.0)
+
+
+def test_the_shared_config_alone_builds_and_checks_its_pad_id() -> None:
+    # ModelConfig has no vocabulary: pad_id can only be checked as an id (it once crashed on min() of nothing)
+    assert ModelConfig().pad_id == 0 and ModelConfig(pad_id=None).pad_id is None
+    with pytest.raises(ValueError, match=r"pad_id: expected a non-negative int, got -1"):
+        ModelConfig(pad_id=-1)

@@ -40,7 +40,7 @@ def shift_right(tgt: Tensor, bos_id: int) -> Tensor:
         ValueError: if ``tgt`` is not 2-D.
     """
     check_tensor("tgt", tgt, "int", "(B, L)")
-    check_int("bos_id", bos_id)
+    check_int("bos_id", bos_id, 0)
     bos = torch.full_like(tgt[:, :1], bos_id)  # (B, 1)
     return torch.cat([bos, tgt[:, :-1]], dim=1)  # (B, L)
 
