@@ -24,7 +24,7 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         decoding.py          greedy, beam search, sampling (10, 11)
         baselines/           what came before: rnn, seq2seq_rnn (01, 02)
         variants/            changes to the 2017 design: efficient (GQA, windows, linear), moe (13);
-                             a 2024 block's pieces: rmsnorm, swiglu, alibi
+                             a 2024 block: rmsnorm, swiglu, alibi, modern_block (13)
         data/                text and vocabularies, the running-example corpus, toy tasks, extrapolation task
         training/            teacher_forcing, the train loop, metrics
         analysis/            complexity: cost formulas and the tools that measure them (12)
@@ -58,6 +58,7 @@ from tformer.positional import (
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
 from tformer.variants.alibi import alibi_bias, alibi_slopes
 from tformer.variants.efficient import GroupedQueryAttention, LinearAttention, sliding_window_mask
+from tformer.variants.modern_block import ModernDecoderLayer, ModernDecoderLM, modern_lm_parameter_count
 from tformer.variants.moe import MixtureOfExperts
 from tformer.variants.rmsnorm import RMSNorm
 from tformer.variants.swiglu import SwiGLUFeedForward, swiglu_hidden_width
@@ -81,6 +82,8 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "LinearAttention",
     "MixtureOfExperts",
+    "ModernDecoderLM",
+    "ModernDecoderLayer",
     "MultiHeadAttention",
     "RMSNorm",
     "RotaryEmbedding",
@@ -96,6 +99,7 @@ __all__ = [
     "causal_mask",
     "get_device",
     "greedy_decode",
+    "modern_lm_parameter_count",
     "padding_mask",
     "padding_mask_from_tokens",
     "scaled_dot_product_attention",

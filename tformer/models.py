@@ -26,7 +26,14 @@ from tformer.layers import Decoder, Encoder
 from tformer.masks import as_key_padding, causal_mask
 from tformer.positional import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
 
-__all__ = ["DecoderOnlyTransformer", "EncoderOnlyTransformer", "Transformer", "TransformerOutput", "init_weights"]
+__all__ = [
+    "CachedGenerationMixin",
+    "DecoderOnlyTransformer",
+    "EncoderOnlyTransformer",
+    "Transformer",
+    "TransformerOutput",
+    "init_weights",
+]
 
 
 def init_weights(model: nn.Module, scheme: Literal["xavier", "torch"] = "xavier") -> None:
@@ -297,7 +304,60 @@ class _TokenStack(nn.Module):
         return self.encoder(self.dropout(x), mask, cache=cache, positions=positions)
 
 
-class DecoderOnlyTransformer(nn.Module):
+class CachedGenerationMixin:
+    """``generate`` for a causal language model with a key/value cache, shared by the decoder-only models.
+
+    The model provides ``vocab_size`` and ``max_len`` (ints), ``new_cache()``, and
+    ``__call__(tokens (B, L), *, cache=None) -> logits (B, L, V)`` that continues after what the cache holds:
+    :class:`DecoderOnlyTransformer` here and :class:`tformer.variants.modern_block.ModernDecoderLM`.
+    """
+
+    vocab_size: int
+    max_len: int
+
+    @torch.no_grad()
+    def generate(
+        self,
+        prompt: Tensor,
+        max_new_tokens: int,
+        *,
+        use_cache: bool = True,
+        temperature: float = 0.0,
+        top_k: int | None = None,
+        generator: torch.Generator | None = None,
+    ) -> Tensor:
+        """Extend ``prompt`` by ``max_new_tokens`` tokens, one at a time.
+
+        ``temperature=0`` is greedy (argmax); otherwise sample from softmax(logits / temperature), optionally
+        restricted to the ``top_k`` most likely tokens. With ``use_cache`` each step feeds only the newest token
+        and reuses the cached keys/values; the result is the same as recomputing (test_models proves it). Call
+        ``model.eval()`` first so dropout is off.
+
+        Shape:
+            ``prompt (B, P) -> (B, P + max_new_tokens)``.
+
+        Raises:
+            ValueError: if ``P + max_new_tokens > max_len`` or ``max_new_tokens < 0``; see :meth:`forward`.
+            TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
+        """
+        check_int("max_new_tokens", max_new_tokens)
+        _check_tokens("prompt", prompt, self.vocab_size, self.max_len)
+        if max_new_tokens < 0 or prompt.shape[-1] + max_new_tokens > self.max_len:
+            raise ValueError(
+                f"max_new_tokens: expected 0 <= max_new_tokens and prompt length {prompt.shape[-1]} + "
+                f"max_new_tokens <= max_len={self.max_len}, got {max_new_tokens}"
+            )
+        tokens, step_input = prompt, prompt
+        cache = self.new_cache() if use_cache else None
+        for _ in range(max_new_tokens):
+            logits = self(step_input if use_cache else tokens, cache=cache)[:, -1]  # (B, V)
+            next_token = sample_next_token(logits, temperature, top_k, generator)[:, None]  # (B, 1)
+            tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
+            step_input = next_token
+        return tokens
+
+
+class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
     """A GPT-style language model: causal self-attention blocks, no encoder (Radford et al. 2018).
 
     Args:
@@ -321,7 +381,7 @@ class DecoderOnlyTransformer(nn.Module):
         activation: str = "relu", init: Literal["xavier", "torch"] = "xavier",
     ) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.vocab_size, self.max_len = vocab_size, max_len
         self.body = _TokenStack(vocab_size, d_model, num_heads, num_layers, d_ff, max_len, dropout,
                                 positional, norm_first, activation)
         self.output = nn.Linear(d_model, vocab_size)
@@ -351,47 +411,6 @@ class DecoderOnlyTransformer(nn.Module):
         x, weights = self.body(tokens, causal=True, cache=cache)  # (B, L, D)
         logits = self.output(x)  # (B, L, V)
         return (logits, weights) if return_attention else logits
-
-    @torch.no_grad()
-    def generate(
-        self,
-        prompt: Tensor,
-        max_new_tokens: int,
-        *,
-        use_cache: bool = True,
-        temperature: float = 0.0,
-        top_k: int | None = None,
-        generator: torch.Generator | None = None,
-    ) -> Tensor:
-        """Extend ``prompt`` by ``max_new_tokens`` tokens, one at a time.
-
-        ``temperature=0`` is greedy (argmax); otherwise sample from softmax(logits / temperature), optionally
-        restricted to the ``top_k`` most likely tokens. With ``use_cache`` each step feeds only the newest token
-        and reuses the cached keys/values; the result is the same as recomputing (test_models proves it). Call
-        ``model.eval()`` first so dropout is off.
-
-        Shape:
-            ``prompt (B, P) -> (B, P + max_new_tokens)``.
-
-        Raises:
-            ValueError: if ``P + max_new_tokens > max_len`` or ``max_new_tokens < 0``; see :meth:`forward`.
-            TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
-        """
-        check_int("max_new_tokens", max_new_tokens)
-        _check_tokens("prompt", prompt, self.body.vocab_size, self.max_len)
-        if max_new_tokens < 0 or prompt.shape[-1] + max_new_tokens > self.max_len:
-            raise ValueError(
-                f"max_new_tokens: expected 0 <= max_new_tokens and prompt length {prompt.shape[-1]} + "
-                f"max_new_tokens <= max_len={self.max_len}, got {max_new_tokens}"
-            )
-        tokens, step_input = prompt, prompt
-        cache = self.new_cache() if use_cache else None
-        for _ in range(max_new_tokens):
-            logits = self(step_input if use_cache else tokens, cache=cache)[:, -1]  # (B, V)
-            next_token = sample_next_token(logits, temperature, top_k, generator)[:, None]  # (B, 1)
-            tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
-            step_input = next_token
-        return tokens
 
 
 class EncoderOnlyTransformer(nn.Module):
