@@ -24,7 +24,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         decoding.py          greedy, beam search, sampling (10, 11)
         baselines/           what came before attention: rnn (RNN, LSTM, GRU), seq2seq_rnn (01, 02)
         variants/            what changed after 2017, each beside the 2017 piece it replaces: efficient (GQA,
-                             sliding windows, linear attention), moe, rmsnorm, swiglu, alibi (08, 13)
+                             sliding windows, linear attention), moe, rmsnorm, swiglu, alibi; modern_block, a
+                             2024 decoder built from them (08, 13)
         data/                text.py (tokens, vocabularies, batches); corpus.py (the generated running example);
                              tasks.py and extrapolation.py (toy tasks); hsk.py (real Chinese-English sentences
                              with pinyin); subword.py (a BPE tokenizer)
@@ -71,6 +72,7 @@ from tformer.positional import (
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
 from tformer.variants.alibi import alibi_bias, alibi_slopes
 from tformer.variants.efficient import GroupedQueryAttention, LinearAttention, sliding_window_mask
+from tformer.variants.modern_block import ModernDecoderLayer, ModernDecoderLM, modern_lm_parameter_count
 from tformer.variants.moe import MixtureOfExperts
 from tformer.variants.rmsnorm import RMSNorm
 from tformer.variants.swiglu import SwiGLUFeedForward, swiglu_hidden_width
@@ -97,6 +99,8 @@ __all__ = [
     "LinearAttention",
     "MixtureOfExperts",
     "ModelConfig",
+    "ModernDecoderLM",
+    "ModernDecoderLayer",
     "MultiHeadAttention",
     "RMSNorm",
     "RotaryEmbedding",
@@ -113,6 +117,7 @@ __all__ = [
     "causal_mask",
     "get_device",
     "greedy_decode",
+    "modern_lm_parameter_count",
     "padding_mask",
     "padding_mask_from_tokens",
     "scaled_dot_product_attention",

@@ -46,6 +46,7 @@ from tformer.positional import LearnedPositionalEmbedding, RotaryEmbedding, Sinu
 
 __all__ = [
     "LEARNED_POSITION_STD",
+    "CachedGenerationMixin",
     "DecoderOnlyConfig",
     "DecoderOnlyTransformer",
     "EncoderOnlyConfig",
@@ -523,7 +524,76 @@ class _TokenStack(nn.Module):
         return self.encoder(self.dropout(x), mask, cache=cache, positions=positions)
 
 
-class DecoderOnlyTransformer(nn.Module):
+class CachedGenerationMixin:
+    """``generate`` for a causal language model with a key/value cache, shared by the decoder-only models.
+
+    The model provides ``vocab_size``, ``pad_id`` (an id never generated, or ``None``), ``generation_window``
+    (the most tokens its positions take, or ``None`` when they have no end), ``new_cache()``, and
+    ``__call__(tokens (B, L), *, cache=None) -> logits (B, L, V)`` that continues after what the cache holds:
+    :class:`DecoderOnlyTransformer` here and :class:`tformer.variants.modern_block.ModernDecoderLM`.
+    """
+
+    vocab_size: int
+    pad_id: int | None
+    generation_window: int | None
+
+    @torch.no_grad()
+    def generate(
+        self,
+        prompt: Tensor,
+        max_new_tokens: int,
+        *,
+        use_cache: bool = True,
+        temperature: float = 0.0,
+        top_k: int | None = None,
+        generator: torch.Generator | None = None,
+    ) -> Tensor:
+        """Extend ``prompt`` by ``max_new_tokens`` tokens, one at a time.
+
+        ``temperature=0`` is greedy (argmax); otherwise sample from softmax(logits / temperature), optionally
+        restricted to the ``top_k`` most likely tokens. With ``use_cache`` each step feeds only the newest token
+        and reuses the cached keys/values; the result is the same as recomputing (test_models proves it). Call
+        ``model.eval()`` first so dropout is off.
+
+        Past ``generation_window`` tokens (``max_len`` for learned or sinusoidal positions) the model sees only
+        the last ``generation_window`` tokens (as nanoGPT crops to its block size); every token then sits at a
+        new position, so the cache is dropped and each step recomputes the window. A decoder-only Transformer
+        with RoPE depends only on offsets between tokens, so it keeps the whole context and the cache.
+
+        ``pad_id`` (when not ``None``) is padding, never a generated token (its logit is ignored, as in
+        :func:`tformer.decoding.greedy_decode`), and a prompt may not contain it: the cached steps could not
+        hide a padded key that an uncached forward hides.
+
+        Shape:
+            ``prompt (B, P) -> (B, P + max_new_tokens)``.
+
+        Raises:
+            ValueError: if ``max_new_tokens < 0`` or the prompt contains ``pad_id``; see :meth:`forward`.
+            TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
+        """
+        check_int("max_new_tokens", max_new_tokens, 0)
+        _check_tokens("prompt", prompt, self.vocab_size, None)
+        pad_id = self.pad_id
+        if pad_id is not None and bool((prompt == pad_id).any()):
+            raise ValueError(f"prompt: expected no padding (pad_id={pad_id}), got a prompt that contains it")
+        window = self.generation_window
+        tokens, step_input = prompt, prompt
+        cache = self.new_cache() if use_cache else None
+        for _ in range(max_new_tokens):
+            if cache is not None and (window is None or len(cache[0]) + step_input.shape[1] <= window):
+                logits = self(step_input, cache=cache)[:, -1]  # (B, V)
+            else:  # no cache, or the window slides: the last `window` tokens at positions 0 .. window-1
+                cache = None
+                logits = self(tokens if window is None else tokens[:, -window:])[:, -1]  # (B, V)
+            if pad_id is not None:
+                logits[:, pad_id] = float("-inf")  # padding, never a token
+            next_token = sample_next_token(logits, temperature, top_k, generator)[:, None]  # (B, 1)
+            tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
+            step_input = next_token
+        return tokens
+
+
+class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
     """A GPT-style language model: causal self-attention blocks, no encoder (Radford et al. 2018).
 
     Build it from a :class:`DecoderOnlyConfig` (``DecoderOnlyTransformer(config)``,
@@ -582,60 +652,20 @@ class DecoderOnlyTransformer(nn.Module):
         logits = self.output(x)  # (B, L, V)
         return (logits, weights) if return_attention else logits
 
-    @torch.no_grad()
-    def generate(
-        self,
-        prompt: Tensor,
-        max_new_tokens: int,
-        *,
-        use_cache: bool = True,
-        temperature: float = 0.0,
-        top_k: int | None = None,
-        generator: torch.Generator | None = None,
-    ) -> Tensor:
-        """Extend ``prompt`` by ``max_new_tokens`` tokens, one at a time.
+    @property
+    def vocab_size(self) -> int:
+        """V, the vocabulary size (``config.vocab_size``)."""
+        return self.config.vocab_size
 
-        ``temperature=0`` is greedy (argmax); otherwise sample from softmax(logits / temperature), optionally
-        restricted to the ``top_k`` most likely tokens. With ``use_cache`` each step feeds only the newest token
-        and reuses the cached keys/values; the result is the same as recomputing (test_models proves it). Call
-        ``model.eval()`` first so dropout is off.
+    @property
+    def pad_id(self) -> int | None:
+        """The padding id (``config.pad_id``), never generated."""
+        return self.config.pad_id
 
-        Past ``max_len``: with learned or sinusoidal positions the model sees only the last ``max_len`` tokens
-        (as nanoGPT crops to its block size); every token then sits at a new absolute position, so the cache is
-        dropped and each step recomputes the window. RoPE depends only on offsets between tokens, so it keeps
-        the whole context and the cache.
-
-        ``config.pad_id`` (when not ``None``) is padding, never a generated token (its logit is ignored, as in
-        :func:`tformer.decoding.greedy_decode`), and a prompt may not contain it: the cached steps could not
-        hide a padded key that an uncached forward hides.
-
-        Shape:
-            ``prompt (B, P) -> (B, P + max_new_tokens)``.
-
-        Raises:
-            ValueError: if ``max_new_tokens < 0`` or the prompt contains ``pad_id``; see :meth:`forward`.
-            TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
-        """
-        check_int("max_new_tokens", max_new_tokens, 0)
-        _check_tokens("prompt", prompt, self.config.vocab_size, None)
-        pad_id = self.config.pad_id
-        if pad_id is not None and bool((prompt == pad_id).any()):
-            raise ValueError(f"prompt: expected no padding (pad_id={pad_id}), got a prompt that contains it")
-        window = None if self.config.positional == "rope" else self.config.max_len
-        tokens, step_input = prompt, prompt
-        cache = self.new_cache() if use_cache else None
-        for _ in range(max_new_tokens):
-            if cache is not None and (window is None or len(cache[0]) + step_input.shape[1] <= window):
-                logits = self(step_input, cache=cache)[:, -1]  # (B, V)
-            else:  # no cache, or the window slides: the last `window` tokens at positions 0 .. window-1
-                cache = None
-                logits = self(tokens if window is None else tokens[:, -window:])[:, -1]  # (B, V)
-            if pad_id is not None:
-                logits[:, pad_id] = float("-inf")  # padding, never a token
-            next_token = sample_next_token(logits, temperature, top_k, generator)[:, None]  # (B, 1)
-            tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
-            step_input = next_token
-        return tokens
+    @property
+    def generation_window(self) -> int | None:
+        """The context ``generate`` keeps: ``max_len`` tokens for learned or sinusoidal positions, all for RoPE."""
+        return None if self.config.positional == "rope" else self.config.max_len
 
 
 class EncoderOnlyTransformer(nn.Module):

@@ -35,6 +35,7 @@ from tformer._checks import (
 from tformer.attention import KVCache, MultiHeadAttention, merge_heads, split_heads
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
+from tformer.positional import RotaryEmbedding
 
 __all__ = ["GroupedQueryAttention", "LinearAttention", "elu_feature_map", "linear_attention", "sliding_window_mask"]
 
@@ -77,6 +78,9 @@ class GroupedQueryAttention(nn.Module):
         num_kv_heads: key/value heads H_kv; must divide ``num_heads``.
         bias: biases on the four projections.
         dropout: dropout on the attention weights, training mode only.
+        rope: optional :class:`~tformer.positional.RotaryEmbedding` built for Dh, applied to the queries and
+            the (shared) keys after projection, as in :class:`~tformer.attention.MultiHeadAttention` and as
+            Llama 2 does (Touvron et al. 2023, §2.2). Self-attention only (it needs S_new = L).
 
     Parameters: ``w_q`` and ``w_o`` are ``Linear(D, D)``; ``w_k`` and ``w_v`` are ``Linear(D, H_kv·Dh)``, so
     the key/value projections (and the cache) shrink by the factor G.
@@ -86,11 +90,19 @@ class GroupedQueryAttention(nn.Module):
         weights (B, H, L, S))``.
 
     Raises:
-        ValueError: if a size is not positive, ``d_model % num_heads != 0`` or ``num_heads % num_kv_heads != 0``.
+        ValueError: if a size is not positive, ``d_model % num_heads != 0``, ``num_heads % num_kv_heads != 0``,
+            or ``rope`` is not a RotaryEmbedding of width Dh.
     """
 
     def __init__(
-        self, d_model: int, num_heads: int, num_kv_heads: int, *, bias: bool = True, dropout: float = 0.0
+        self,
+        d_model: int,
+        num_heads: int,
+        num_kv_heads: int,
+        *,
+        bias: bool = True,
+        dropout: float = 0.0,
+        rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
         for name, value in (("d_model", d_model), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
@@ -102,6 +114,10 @@ class GroupedQueryAttention(nn.Module):
         self.head_dim = d_model // num_heads
         self.group_size = num_heads // num_kv_heads
         self.dropout = dropout
+        if rope is not None and (not isinstance(rope, RotaryEmbedding) or rope.head_dim != self.head_dim):
+            got = rope.head_dim if isinstance(rope, RotaryEmbedding) else type(rope).__name__
+            raise ValueError(f"rope: expected a RotaryEmbedding with head_dim Dh = D / H = {self.head_dim}, got {got}")
+        self.rope = rope
         kv_width = num_kv_heads * self.head_dim
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, kv_width, bias=bias)
@@ -116,6 +132,7 @@ class GroupedQueryAttention(nn.Module):
         mask: Tensor | None = None,
         *,
         cache: KVCache | None = None,
+        positions: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         """Attend with H query heads over H_kv shared key/value heads.
 
@@ -126,6 +143,8 @@ class GroupedQueryAttention(nn.Module):
                 cached positions.
             cache: optional :class:`~tformer.attention.KVCache`; it stores keys/values of shape
                 ``(B, H_kv, S, Dh)`` — G times smaller than multi-head attention's.
+            positions: ``(L,)`` integer positions of the new queries and keys for RoPE; default
+                ``len(cache) + arange(L)``. Ignored without ``rope``.
 
         Returns:
             ``(output (B, L, D), weights (B, H, L, S))``.
@@ -139,6 +158,14 @@ class GroupedQueryAttention(nn.Module):
         q = self.w_q(query).view(B, L, Hkv, G, Dh).permute(0, 2, 3, 1, 4)  # (B, H_kv, G, L, Dh)
         k = split_heads(self.w_k(key), Hkv)  # (B, H_kv, S_new, Dh)
         v = split_heads(self.w_v(value), Hkv)  # (B, H_kv, S_new, Dh)
+        if self.rope is not None:
+            if k.shape[-2] != L:
+                raise ValueError(f"rope: query length L ({L}) must equal key length S ({k.shape[-2]})")
+            if positions is None:
+                past = 0 if cache is None else len(cache)
+                positions = torch.arange(past, past + L, device=query.device)  # (L,)
+            q = self.rope(q, positions)  # (B, H_kv, G, L, Dh): every query head rotated alike
+            k = self.rope(k, positions)  # (B, H_kv, L, Dh): rotated once, before it is cached
         if cache is not None:
             k, v = cache.update(k, v)  # (B, H_kv, S, Dh)
         S = k.shape[-2]
@@ -161,18 +188,17 @@ class GroupedQueryAttention(nn.Module):
         """Convert a trained multi-head attention: mean-pool the key and value heads of each group.
 
         The conversion of Ainslie et al. 2023, §2.1 (followed there by a short "uptraining"). With
-        ``num_kv_heads = mha.num_heads`` it is an exact copy, so both modules give the same outputs.
+        ``num_kv_heads = mha.num_heads`` it is an exact copy, so both modules give the same outputs. The
+        rotary embedding, if ``mha`` has one, is shared with the new module.
 
         Raises:
             TypeError: if ``mha`` is not a :class:`~tformer.attention.MultiHeadAttention`.
-            ValueError: if ``num_kv_heads`` does not divide ``mha.num_heads``, or ``mha`` uses RoPE.
+            ValueError: if ``num_kv_heads`` does not divide ``mha.num_heads``.
         """
         check_type("mha", mha, MultiHeadAttention, "a tformer MultiHeadAttention")
-        if mha.rope is not None:
-            raise ValueError("mha: expected a module without rope (GroupedQueryAttention has no rotary embedding)")
         has_bias = mha.w_q.bias is not None
         weight = mha.w_q.weight
-        gqa = cls(mha.d_model, mha.num_heads, num_kv_heads, bias=has_bias, dropout=mha.dropout)
+        gqa = cls(mha.d_model, mha.num_heads, num_kv_heads, bias=has_bias, dropout=mha.dropout, rope=mha.rope)
         gqa = gqa.to(device=weight.device, dtype=weight.dtype)
         Hkv, G, Dh, D = num_kv_heads, gqa.group_size, gqa.head_dim, mha.d_model
         with torch.no_grad():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 import torch
@@ -102,10 +103,34 @@ def test_history_budgets_and_evaluation(capsys):
         _Linear(), batches, _mse, max_steps=5, eval_every=2, evaluate=evaluate, progress=False, device="cpu"
     )
     assert h.steps == 5 and h.stop_reason == "max_steps" and h.eval_steps == [2, 4, 5]
+    assert len(h.eval_seconds) == 3 and h.eval_seconds == sorted(h.eval_seconds)
+    assert 0 < h.eval_seconds[0] and h.eval_seconds[-1] == pytest.approx(h.train_time_s, abs=0.05)
     h = train(_Linear(), batches, _mse, time_budget_s=0.05, progress=False, device="cpu")
     assert h.stop_reason == "time_budget" and 0.05 <= h.train_time_s < 5
     assert History.from_dict(h.to_dict()) == h
     assert capsys.readouterr().out == ""  # library code never prints
+
+
+def test_eval_seconds_exclude_evaluation_time():
+    # Each evaluation sleeps 0.2 s; the training clock at the evaluations must not include those sleeps.
+    def slow_evaluate(model):
+        time.sleep(0.2)
+        return {"val": 0.0}
+
+    h = train(_Linear(), _regression_batches(), _mse, max_steps=6, eval_every=2, evaluate=slow_evaluate,
+              progress=False, device="cpu")
+    assert h.eval_steps == [2, 4, 6] and h.wall_time_s >= 0.6
+    assert h.eval_seconds[-1] < 0.15 and h.eval_seconds[-1] <= h.train_time_s + 1e-9
+
+
+def test_the_budget_reads_the_given_clock():
+    # A fake clock that advances 1 s per reading: the budget, train_time_s and tokens_per_s all use it, while
+    # wall_time_s stays on the real wall clock (a fraction of a second here).
+    ticks = iter(range(10**6))
+    h = train(_Linear(), _regression_batches(), _mse, time_budget_s=5, clock=lambda: float(next(ticks)),
+              progress=False, device="cpu")
+    assert h.stop_reason == "time_budget" and h.steps == 5 and h.train_time_s == 6.0
+    assert h.tokens_per_s == h.tokens / 6.0 and h.wall_time_s < 5
 
 
 def test_gradient_clipping_bounds_the_update():

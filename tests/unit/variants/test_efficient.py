@@ -15,6 +15,7 @@ from torch.testing import assert_close
 from tformer.analysis.complexity import kv_cache_bytes
 from tformer.attention import KVCache, MultiHeadAttention
 from tformer.masks import as_key_padding, causal_mask, padding_mask
+from tformer.positional import RotaryEmbedding
 from tformer.variants.efficient import (
     GroupedQueryAttention,
     LinearAttention,
@@ -99,6 +100,47 @@ def test_gqa_equals_mha_with_repeated_key_value_heads(num_kv_heads: int) -> None
     out, weights = gqa(q, kv, kv, mask)
     assert_close(out, expected, **TOL[torch.float64])
     assert_close(weights, expected_w, **TOL[torch.float64])
+
+
+@pytest.mark.parametrize("num_kv_heads", [4, 2, 1])
+def test_gqa_with_rope_equals_mha_with_rope_and_cached_decoding(num_kv_heads: int) -> None:
+    # Reference: tformer's MultiHeadAttention with the same RotaryEmbedding (proven in test_positional), its
+    # key/value heads repeated G times; then step-by-step decoding through the cache equals the full pass.
+    torch.manual_seed(3)
+    B, L, D, H = 2, 7, 32, 4
+    rope = RotaryEmbedding(D // H)
+    gqa = GroupedQueryAttention(D, H, num_kv_heads, rope=rope).double().eval()
+    G, Dh = H // num_kv_heads, D // H
+    mha = MultiHeadAttention(D, H, rope=rope).double().eval()
+    with torch.no_grad():
+        for name in ("w_q", "w_o"):
+            getattr(mha, name).load_state_dict(getattr(gqa, name).state_dict())
+        for name in ("w_k", "w_v"):
+            ours = getattr(gqa, name)
+            getattr(mha, name).weight.copy_(ours.weight.view(num_kv_heads, Dh, D).repeat_interleave(G, 0).reshape(D, D))
+            getattr(mha, name).bias.copy_(ours.bias.view(num_kv_heads, Dh).repeat_interleave(G, 0).reshape(D))
+    x = torch.randn(B, L, D, dtype=torch.float64)
+    full, weights = gqa(x, x, x, causal_mask(L))
+    expected, expected_w = mha(x, x, x, causal_mask(L))
+    assert_close(full, expected, **TOL[torch.float64])
+    assert_close(weights, expected_w, **TOL[torch.float64])
+    cache = KVCache()
+    steps = [gqa(x[:, t : t + 1], x[:, t : t + 1], x[:, t : t + 1], cache=cache)[0] for t in range(L)]
+    assert_close(torch.cat(steps, dim=1), full, **TOL[torch.float64])
+    assert cache.key.shape == (B, num_kv_heads, L, Dh)
+    if num_kv_heads == H:  # the converted module keeps the rotary embedding
+        assert_close(GroupedQueryAttention.from_multi_head(mha, H)(x, x, x, causal_mask(L))[0], expected,
+                     **TOL[torch.float64])
+
+
+def test_gqa_rope_changes_the_output() -> None:
+    # The rotation is applied at all: without it the same weights give a different output.
+    torch.manual_seed(4)
+    with_rope = GroupedQueryAttention(16, 4, 2, rope=RotaryEmbedding(4)).eval()
+    without = GroupedQueryAttention(16, 4, 2).eval()
+    without.load_state_dict(with_rope.state_dict())
+    x = torch.randn(1, 5, 16)
+    assert (with_rope(x, x, x, causal_mask(5))[0] - without(x, x, x, causal_mask(5))[0]).abs().max() > 1e-3
 
 
 def test_mqa_shapes_cache_size_and_cached_decoding() -> None:
@@ -212,10 +254,11 @@ def test_gqa_and_moe_argument_errors() -> None:
     with pytest.raises(TypeError, match=r"query: expected a floating-point tensor \(B, L, D\), got torch.int64"):
         GroupedQueryAttention(16, 4, 2)(torch.ones(1, 2, 16, dtype=torch.long), torch.ones(1, 2, 16),
                                         torch.ones(1, 2, 16))
-    from tformer.positional import RotaryEmbedding
-
-    with pytest.raises(ValueError, match=r"mha: expected a module without rope"):
-        GroupedQueryAttention.from_multi_head(MultiHeadAttention(16, 4, rope=RotaryEmbedding(4)), 2)
+    with pytest.raises(ValueError, match=r"rope: expected a RotaryEmbedding with head_dim Dh = D / H = 4, got 8"):
+        GroupedQueryAttention(16, 4, 2, rope=RotaryEmbedding(8))
+    with pytest.raises(ValueError, match=r"rope: query length L \(2\) must equal key length S \(3\)"):
+        GroupedQueryAttention(16, 4, 2, rope=RotaryEmbedding(4))(torch.ones(1, 2, 16), torch.ones(1, 3, 16),
+                                                                 torch.ones(1, 3, 16))
     moe = MixtureOfExperts(16, 32, 4)
     with pytest.raises(TypeError, match=r"x: expected a floating-point tensor \(\.\.\., D\), got list"):
         moe([1.0])  # type: ignore[arg-type]
