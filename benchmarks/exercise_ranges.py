@@ -36,7 +36,7 @@ EXERCISES: dict[str, dict] = {
         "floor": 1 / 16,
         "ceiling": 1.0,
         "quantity": "mean largest softmax weight over S = 16 keys, d_k = 256, scores divided by d_k",
-        "too_low": "Below the range means a weight under 1/S is impossible: check that you return the largest weight.",
+        "too_low": "The largest of 16 weights is at least 1/16: a value below the range is not the mean largest weight.",
         "too_high": "Near 0.25 is the right scale (√d_k), near 0.9 no scale at all: the division by d_k did not happen.",
         "hint": "Call largest_weight(seed=0, divide_by=256): d_k itself, not its square root.",
     },
