@@ -611,8 +611,7 @@ if measured is not None:
 # through (exercise 05.4 measures it), then open the worked answer.
 
 # %% [markdown] jupyter={"source_hidden": true}
-# <details>
-# <summary>Worked answer (click to open)</summary>
+# <details><summary>Worked answer (click to open)</summary>
 #
 # Dividing by d_k gives Var(q·k/d_k) = d_k/d_k² = 1/d_k: the scores no longer blow up as d_k grows, they
 # shrink towards zero. A softmax of scores that are all nearly zero is nearly uniform, so every key gets

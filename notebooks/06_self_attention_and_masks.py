@@ -623,8 +623,7 @@ if measured is not None:
 # worked answer.
 
 # %% [markdown] jupyter={"source_hidden": true}
-# <details>
-# <summary>Worked answer (click to open)</summary>
+# <details><summary>Worked answer (click to open)</summary>
 #
 # Without the mask, the query at position i may attend to the key at position i + 1, and with teacher
 # forcing that key *is* the target: the input sequence contains the answer one step to the right. The model
