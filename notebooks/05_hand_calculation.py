@@ -530,7 +530,8 @@ plt.show()
 # ## Exercises
 #
 # Replace `None` with your answer and run the cell; the checker says whether it is right (the solutions
-# are not stored in the notebook).
+# are not stored in the notebook). The first three are pencil-and-paper; then come two run-it exercises and
+# a "why" question.
 #
 # **05.1** Keep the keys and values of the example, but give 它 the query [0, 1] ("I am looking for an
 # action"). What weight does 追 get? (four decimals)
@@ -560,13 +561,68 @@ if your_answer is not None:
     check("05.3", your_answer)
 
 # %% [markdown]
-# **05.4** Queries and keys have independent components with mean 0 and variance 1, and d_k = 256. What
-# is the standard deviation of the unscaled score q·k? (a whole number)
+# **Run it.** The next two exercises change the lab's code and measure. The checker accepts a range derived
+# from the values the book measured with three seeds (stored with the answers, with the rule that widened
+# them), so your seed and your machine are fine. Each run takes about a second.
+#
+# **05.4** The scale slip of exercise 05.3, at full size: in the function below, divide the scores by d_k
+# instead of √d_k (pass `divide_by=256` for d_k = 256) and measure the mean largest weight. Compare it with
+# the lab's values for the right scale and for no scale at all: what has the softmax turned into this time?
 
 # %%
-your_answer = None  # replace with a number
-if your_answer is not None:
-    check("05.4", your_answer)
+from tformer.book.exercises import check_measured
+
+
+def largest_weight(seed: int, d_k: int = 256, divide_by: float | None = None) -> float:
+    """The lab's softmax measurement for one seed: the mean largest weight of 2,000 random queries, each against
+    S = 16 random keys with unit-variance components, the scores divided by ``divide_by`` (default: √d_k)."""
+    divide_by = math.sqrt(d_k) if divide_by is None else divide_by
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(2_000, 1, d_k, generator=g)  # (N, 1, d_k)
+    k = torch.randn(2_000, 16, d_k, generator=g)  # (N, S, d_k)
+    p = torch.softmax((q @ k.transpose(1, 2)).squeeze(1) / divide_by, dim=-1)  # (N, S)
+    return p.max(dim=-1).values.mean().item()
+
+
+measured = None  # replace with your measurement, e.g. largest_weight(seed=0, divide_by=...)
+if measured is not None:
+    check_measured("05.4", measured)
+
+# %% [markdown]
+# **05.5** The derivation assumed components of variance 1. A badly initialised layer gives q and k
+# components with standard deviation 2 instead. Keep the ÷√d_k, pass `std=2.0` to the function below and
+# measure the variance of the scaled score at d_k = 64. Does √d_k still hold the scores at variance 1?
+
+# %%
+def scaled_score_variance(seed: int, d_k: int = 64, std: float = 1.0) -> float:
+    """Var(q·k / √d_k) over 20,000 random (q, k) pairs whose components have standard deviation ``std``."""
+    g = torch.Generator().manual_seed(seed)
+    q = std * torch.randn(20_000, d_k, generator=g)  # (N, d_k)
+    k = std * torch.randn(20_000, d_k, generator=g)  # (N, d_k)
+    return ((q * k).sum(dim=-1) / math.sqrt(d_k)).var().item()
+
+
+measured = None  # replace with your measurement, e.g. scaled_score_variance(seed=0, std=...)
+if measured is not None:
+    check_measured("05.5", measured)
+
+# %% [markdown]
+# **Why?** If large scores are the problem, why not divide by d_k, which makes them even smaller? Think it
+# through (exercise 05.4 measures it), then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# Dividing by d_k gives Var(q·k/d_k) = d_k/d_k² = 1/d_k: the scores no longer blow up as d_k grows, they
+# shrink towards zero. A softmax of scores that are all nearly zero is nearly uniform, so every key gets
+# about 1/S of the weight whatever the query asks for: attention stops selecting anything, and a wider head
+# makes it worse. Scaling is not about making scores small but about making their spread independent of
+# d_k, and √d_k is the one divisor that does that, since the standard deviation of q·k is √d_k. Exercise
+# 05.5 shows the other half of the story: √d_k fixes the dependence on the width only; if the components
+# themselves are too large, the scores are too spread at every width, which is why initialisation and the
+# normalisation layers of chapter 09 still matter.
+#
+# </details>
 
 # %% [markdown]
 # Next: chapter 06 lets every token be a query at once — self-attention — and adds masks that decide who

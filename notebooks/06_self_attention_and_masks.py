@@ -501,7 +501,8 @@ plt.show()
 # %% [markdown]
 # ## Exercises
 #
-# Each checker cell prints a verdict. Replace `None` with your answer and run it.
+# Each checker cell prints a verdict. Replace `None` with your answer and run it. The first three are
+# pencil-and-paper; then come two run-it exercises and a "why" question.
 #
 # **06.1** How many entries of `causal_mask(10)` are True, i.e. how many (query, key) pairs may attend in a
 # 10-token causal self-attention?
@@ -534,11 +535,104 @@ if your_answer is not None:
     check("06.3", your_answer)
 
 # %% [markdown]
-# **06.4** A prompt is left-padded to `<pad> <pad> <pad> 猫 坐 在` and attended with the causal mask and the
-# padding mask combined. How many query rows have no allowed key at all (and would be NaN with the naive
-# recipe)?
+# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
+# values the book measured with three seeds (stored with the answers, with the rule that widened them).
+# Each run takes a few seconds on a CPU.
+#
+# **06.4** Remove the causal mask. The function below trains a one-layer, one-head decoder (built from
+# `scaled_dot_product_attention`) on sequences of random digits whose second half repeats the first, with
+# teacher forcing: the input is the sequence without its last token, the target the sequence shifted by
+# one. With the mask the first-half targets are pure chance, so the training loss cannot drop below
+# (targets in the first half / all targets) × ln V. Run it once as it is, then with `use_mask=False`, and
+# check the final training loss of the unmasked run. Why is it so low, and what would the model do at
+# generation time, when the next token does not exist yet?
 
 # %%
-your_answer = None  # replace with your number
-if your_answer is not None:
-    check("06.4", your_answer)
+from tformer.book.exercises import check_measured
+
+V_DIGITS, HALF, D_TINY = 10, 6, 32  # vocabulary, half the sequence length, model width
+
+
+class TinyDecoder(torch.nn.Module):
+    """Token and position embeddings, one single-head self-attention with a residual, and a read-out to V."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(V_DIGITS, D_TINY)
+        self.position = torch.nn.Embedding(2 * HALF, D_TINY)
+        self.qkv = torch.nn.Linear(D_TINY, 3 * D_TINY)
+        self.readout = torch.nn.Linear(D_TINY, V_DIGITS)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:  # (B, L) -> (B, L, V)
+        h = self.embed(ids) + self.position(torch.arange(ids.shape[1]))  # (B, L, D)
+        q, k, v = self.qkv(h).chunk(3, dim=-1)
+        mixed, _ = scaled_dot_product_attention(q, k, v, mask=mask)
+        return self.readout(h + mixed)
+
+
+def train_tiny_decoder(seed: int, use_mask: bool = True, num_updates: int = 200) -> float:
+    """Train a TinyDecoder on "random half, then the same half again"; return the last batch's training loss."""
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    model = TinyDecoder()
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for _ in range(num_updates):
+        first = torch.randint(0, V_DIGITS, (64, HALF), generator=g)
+        sequence = torch.cat([first, first], dim=1)  # (B, 2·HALF)
+        inputs, targets = sequence[:, :-1], sequence[:, 1:]  # teacher forcing: predict the next token
+        mask = causal_mask(inputs.shape[1]) if use_mask else None
+        logits = model(inputs, mask)  # (B, L, V)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, V_DIGITS), targets.reshape(-1))
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    return loss.item()
+
+
+measured = None  # replace with your measurement, e.g. train_tiny_decoder(seed=0, use_mask=...)
+if measured is not None:
+    check_measured("06.4", measured)
+
+# %% [markdown]
+# **06.5** Drop the √d_k. The function below computes causal self-attention weights for 64 random sentences
+# of 16 tokens (width D = 64, random projections for the queries and keys) and returns the mean largest
+# weight of the last query, which may look at all 16 keys. Pass `divide_by_sqrt_d=False` and measure it.
+# How does that compare with the same function left as it is?
+
+# %%
+def last_query_largest_weight(seed: int, divide_by_sqrt_d: bool = True, D: int = 64, L: int = 16) -> float:
+    """Mean (over 64 random sentences) of the largest causal self-attention weight of the last query."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(64, L, D, generator=g)  # (B, L, D)
+    w_q = torch.randn(D, D, generator=g) / math.sqrt(D)  # unit-variance query and key components
+    w_k = torch.randn(D, D, generator=g) / math.sqrt(D)
+    scores = (x @ w_q) @ (x @ w_k).transpose(1, 2)  # (B, L, L)
+    if divide_by_sqrt_d:
+        scores = scores / math.sqrt(D)
+    weights = torch.softmax(scores.masked_fill(~causal_mask(L), float("-inf")), dim=-1)
+    return weights[:, -1].max(dim=-1).values.mean().item()
+
+
+measured = None  # replace with your measurement, e.g. last_query_largest_weight(seed=0, divide_by_sqrt_d=...)
+if measured is not None:
+    check_measured("06.5", measured)
+
+# %% [markdown]
+# **Why?** In exercise 06.4 the unmasked model reaches a training loss far below what the data allows. Why
+# is that not a better model, and why would it fail to write a sentence? Think it through, then open the
+# worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# Without the mask, the query at position i may attend to the key at position i + 1, and with teacher
+# forcing that key *is* the target: the input sequence contains the answer one step to the right. The model
+# learns to copy its right-hand neighbour, which drives the loss to almost zero even on the first half,
+# where the digits are random and no honest predictor can beat chance. The low loss measures a leak, not
+# knowledge. At generation time the model writes one token at a time, and the token to the right of the
+# last position does not exist yet: the one thing it relied on is missing, so its prediction falls back on
+# whatever the earlier keys happen to give. (Here the repeated digit also sits six positions back, so some of
+# the second half may survive by luck; nothing in training asked the model to use it.) That is why the causal mask is applied during training, not only
+# during generation: training must see the world exactly as generation will, with the future hidden.
+#
+# </details>

@@ -306,3 +306,14 @@ def test_no_code_block_is_cut_at_the_right_edge(book: Path, browser_env: dict[st
             f"{page.name} at {width} px (longest line {longest} columns): code cut at the right edge, "
             f"(content px, frame px, start): {result['wide'][:3]}"
         )
+
+
+def test_worked_answers_are_closed_toggles(book: Path) -> None:
+    """Each 'why' question's worked answer is a closed <details> with a summary, its markdown rendered inside."""
+    pages = [p for p in _chapter_pages(book) if p.name.startswith(("05_", "06_"))]
+    for page in pages:
+        toggles = _soup(page).find_all("details")
+        assert toggles, f"{page.name}: no <details> toggle for the worked answer"
+        for toggle in toggles:
+            assert toggle.find("summary") is not None and not toggle.has_attr("open")
+            assert toggle.find("p") is not None, f"{page.name}: the answer's markdown was not rendered"

@@ -36,12 +36,7 @@ def solution_3() -> float:
     return math.e / (math.e + 1)
 
 
-def solution_4() -> float:
-    """Var(q·k) = d_k, so the standard deviation is √256."""
-    return math.sqrt(256)
-
-
-SOLUTIONS = {"05.1": solution_1, "05.2": solution_2, "05.3": solution_3, "05.4": solution_4}
+SOLUTIONS = {"05.1": solution_1, "05.2": solution_2, "05.3": solution_3}
 
 
 def test_the_chapter_example_matches_the_hand_calculation() -> None:
@@ -55,12 +50,11 @@ def test_right_answer_is_accepted(exercise_id: str) -> None:
     assert check(exercise_id, SOLUTIONS[exercise_id]()) is True
 
 
-# Typical slips: forgetting the √d_k, rounding every step, dividing by d_k, answering the variance.
+# Typical slips: forgetting the √d_k, rounding every step, dividing by d_k.
 MISTAKES = {
     "05.1": math.exp(1) / (2 + math.exp(1) + math.exp(0.7)),  # no scaling
     "05.2": [0.64, 1.83],  # rounded to two decimals
     "05.3": 1 / (1 + math.exp(-4 / 16)),  # divided by d_k instead of √d_k
-    "05.4": 256,  # the variance, not the standard deviation
 }
 
 

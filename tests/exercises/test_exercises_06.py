@@ -22,13 +22,7 @@ def solution_06_3() -> int:
     return sum(1 for n in lengths for i in range(S) for j in range(S) if j <= i and j < n)
 
 
-def solution_06_4() -> int:
-    tokens = ["<pad>", "<pad>", "<pad>", "猫", "坐", "在"]
-    # query i sees keys 0..i; it has a real key only if some token up to i is not padding
-    return sum(1 for i in range(len(tokens)) if all(t == "<pad>" for t in tokens[: i + 1]))
-
-
-SOLUTIONS = {"06.1": solution_06_1, "06.2": solution_06_2, "06.3": solution_06_3, "06.4": solution_06_4}
+SOLUTIONS = {"06.1": solution_06_1, "06.2": solution_06_2, "06.3": solution_06_3}
 
 
 @pytest.mark.parametrize("exercise_id", sorted(SOLUTIONS))
@@ -39,4 +33,4 @@ def test_solution_is_accepted_and_a_wrong_answer_is_not(exercise_id: str) -> Non
 
 
 def test_solutions_match_the_hand_counts() -> None:
-    assert (solution_06_1(), solution_06_2(), solution_06_3(), solution_06_4()) == (55, 5, 24, 3)
+    assert (solution_06_1(), solution_06_2(), solution_06_3()) == (55, 5, 24)

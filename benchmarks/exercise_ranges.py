@@ -1,0 +1,130 @@
+"""Measure the run-it exercises over several seeds and write their accepted ranges (a script, not a test).
+
+    OMP_NUM_THREADS=1 python benchmarks/exercise_ranges.py [EXERCISE_ID ...]   (default: every one below)
+
+Each run-it exercise (``tformer.book.exercises.check_measured``) asks the reader to change one argument of a
+function defined in the chapter's exercise section and report what it returns. This script takes that function
+from the chapter's own source (``notebooks/NN_name.py``: the code cell that defines it is executed with the
+chapter's imports), calls it for seeds 0, 1 and 2 with the reader's change (``change``) and without it
+(``control``), and writes an entry made by ``make_measured_entry`` into ``tformer/book/exercise_answers/NN.json``:
+the per-seed values, the rule and margin, and the range ``measured_range`` derives from them. The arithmetic
+entries of the same file are kept. ``tests/exercises/test_measured_exercises.py`` re-derives every stored range
+from the stored per-seed values, so the file cannot drift from this rule.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import jupytext
+import torch
+
+from tformer.book.exercises import make_measured_entry
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = (0, 1, 2)
+
+# id: chapter source, function, the reader's change, margin (fraction of the mean), bounds, and the texts.
+EXERCISES: dict[str, dict] = {
+    "05.4": {
+        "notebook": "05_hand_calculation",
+        "function": "largest_weight",
+        "change": {"divide_by": 256.0},
+        "margin": 0.1,
+        "floor": 1 / 16,
+        "ceiling": 1.0,
+        "quantity": "mean largest softmax weight over S = 16 keys, d_k = 256, scores divided by d_k",
+        "too_low": "The largest of 16 weights is at least 1/16: a value below the range is not the mean largest weight.",
+        "too_high": "Near 0.25 is the right scale (√d_k), near 0.9 no scale at all: the division by d_k did not happen.",
+        "hint": "Call largest_weight(seed=0, divide_by=256): d_k itself, not its square root.",
+    },
+    "05.5": {
+        "notebook": "05_hand_calculation",
+        "function": "scaled_score_variance",
+        "change": {"std": 2.0},
+        "margin": 0.1,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "Var(q·k / √d_k) at d_k = 64 with components of standard deviation 2",
+        "too_low": "About 1 means the components still have standard deviation 1; about 4 means only q or only k "
+        "was scaled (each factor 2 multiplies the variance by 4).",
+        "too_high": "Hundreds means the ÷√d_k was dropped as well: the variance is then d_k times larger.",
+        "hint": "Var(q·k) = d_k·σ⁴ for components of variance σ²; divide by d_k. Call scaled_score_variance(seed=0, std=2.0).",
+    },
+    "06.4": {
+        "notebook": "06_self_attention_and_masks",
+        "function": "train_tiny_decoder",
+        "change": {"use_mask": False},
+        # A loss this close to zero varies by hardware in relative terms (a GPU, another thread count); the
+        # claim is only "far below the masked floor of about 1", so the margin is ten times the mean.
+        "margin": 10.0,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "final training loss of the tiny decoder trained without the causal mask",
+        "too_low": "Lower than the book measured on any seed: check that you pass the final loss, not an accuracy.",
+        "too_high": "About 1.1 or more is the masked model's loss: the first-half digits are random, so a model "
+        "that cannot see ahead cannot go lower. The mask is still on.",
+        "hint": "Call train_tiny_decoder(seed=0, use_mask=False): the mask becomes None, and each query may read "
+        "the key one position to its right.",
+    },
+    "06.5": {
+        "notebook": "06_self_attention_and_masks",
+        "function": "last_query_largest_weight",
+        "change": {"divide_by_sqrt_d": False},
+        "margin": 0.1,
+        "floor": 1 / 16,
+        "ceiling": 1.0,
+        "quantity": "mean largest causal self-attention weight of the last query, D = 64, without ÷√D",
+        "too_low": "Around 0.3 is the scaled softmax: the division by √D is still there.",
+        "too_high": "Above the range would be an almost exact one-hot; check that you averaged over the sentences.",
+        "hint": "Call last_query_largest_weight(seed=0, divide_by_sqrt_d=False).",
+    },
+}
+
+
+def load_function(notebook: str, name: str):
+    """Execute the chapter's imports and the code cell that defines ``name``; return the function."""
+    cells = [c.source for c in jupytext.read(ROOT / "notebooks" / f"{notebook}.py").cells if c.cell_type == "code"]
+    namespace: dict = {}
+    imports = next(c for c in cells if c.lstrip().startswith("import math"))
+    # The setup cell's side effects (font, device print, results manifest) are not needed: only its imports.
+    exec("\n".join(line for line in imports.splitlines() if line.startswith(("import ", "from "))), namespace)
+    defining = [c for c in cells if f"def {name}(" in c]
+    if len(defining) != 1:
+        raise SystemExit(f"exercise_ranges: {notebook}: expected one cell defining {name}, found {len(defining)}")
+    # Run the cell up to its checker lines (which need a measured value).
+    exec(defining[0].split("\nmeasured = None")[0], namespace)
+    return namespace[name]
+
+
+def measure(exercise_id: str) -> dict:
+    """Run one exercise for every seed, with and without the change; return its answer-file entry."""
+    spec = EXERCISES[exercise_id]
+    function = load_function(spec["notebook"], spec["function"])
+    changed = [function(seed=s, **spec["change"]) for s in SEEDS]
+    control = [function(seed=s) for s in SEEDS]
+    texts = {key: spec[key] for key in ("quantity", "too_low", "too_high", "hint")}
+    return make_measured_entry(changed, spec["margin"], seeds=SEEDS, control=control, floor=spec["floor"],
+                               ceiling=spec["ceiling"], **texts)
+
+
+def main(argv: list[str]) -> int:
+    torch.set_num_threads(1)
+    for exercise_id in argv[1:] or sorted(EXERCISES):
+        if exercise_id not in EXERCISES:
+            print(f"exercise_ranges: expected one of {sorted(EXERCISES)}, got {exercise_id!r}", file=sys.stderr)
+            return 1
+        entry = measure(exercise_id)
+        path = ROOT / "tformer" / "book" / "exercise_answers" / f"{exercise_id.split('.')[0]}.json"
+        table = json.loads(path.read_text(encoding="utf-8"))
+        table[exercise_id] = entry
+        path.write_text(json.dumps(table, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"{exercise_id}: seeds {entry['seed_values']} -> [{entry['low']:.6g}, {entry['high']:.6g}]  "
+              f"(control {entry['control']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
