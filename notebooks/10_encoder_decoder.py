@@ -61,9 +61,11 @@ import matplotlib.pyplot as plt
 import torch
 
 from tformer.baselines.seq2seq_rnn import Seq2SeqRNN
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results
+from tformer.book.source import show_source
 from tformer.data.corpus import generate_corpus
 from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, PairBatches, Vocab, pad_sequences
 from tformer.decoding import beam_search, greedy_decode
@@ -258,6 +260,17 @@ assert padding_effect < 1e-5 and future_effect < 1e-6 and later_effect > 0.1
 # the rest: shuffled batches (`pool=8`: each batch is cut from a length-sorted pool of 8 batches, so little
 # compute goes to padding), gradient clipping, a progress bar, and a `History` of every step. On a GPU
 # (`BIG`) the model is wider and trains longer.
+#
+# This is the model that trains, without its docstrings. `_encode` builds the source padding mask from
+# `src != pad_id` and hands it to every encoder layer; `_decode` combines the causal mask with the target's own
+# padding (`causal_mask(L) & as_key_padding(...)`) for the decoder's self-attention, and reuses the source
+# padding as the `memory_mask` of cross-attention, so no query ever reads a `<pad>`. With a cache (section
+# 11) only the new positions are fed, and the causal mask is aligned to the bottom right.
+
+# %%
+show_source(Transformer._encode, docstrings=False)
+show_source(Transformer._decode, docstrings=False)
+show_source(Transformer.forward, docstrings=False)
 
 # %%
 D_MODEL = 128 if BIG else 64
@@ -520,6 +533,12 @@ assert all(float(w[0][:, upper].abs().max()) == 0.0 for w in attn.decoder_self_a
 # and value, appends the key and value to the cache, and attends over the cache. Cross-attention's keys and
 # values come from the memory and are computed once. First the proof that nothing changes: the logits of
 # every step, computed with a cache, equal those of a full recomputation.
+#
+# The figure shows what the cache saves: at step t only the new token's key and value (solid) are computed;
+# the t − 1 earlier ones (dashed, grey) are read back.
+
+# %%
+diagrams.show("kv_cache")
 
 # %%
 with torch.no_grad():
