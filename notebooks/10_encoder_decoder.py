@@ -108,6 +108,13 @@ print(f"device: {device.type}")
 #
 # The first row is the whole difference from chapter 02's RNN, which handed the decoder a single context
 # vector. We will measure what that costs at the end of this chapter.
+#
+# The figure draws the factory: follow the dashed orange line, the cross-attention by which every writing
+# room reads the whole filing cabinet, and the dashed blue loop that feeds each word written back in as the
+# next input.
+
+# %%
+diagrams.show("two_storey")
 
 # %% [markdown]
 # ## 2. The data: the running-example corpus
@@ -261,6 +268,13 @@ assert padding_effect < 1e-5 and future_effect < 1e-6 and later_effect > 0.1
 # compute goes to padding), gradient clipping, a progress bar, and a `History` of every step. On a GPU
 # (`BIG`) the model is wider and trains longer.
 #
+# The figure shows the whole machine at the paper's base size; the model trained here has the same wiring,
+# with the smaller sizes above and pre-norm blocks.
+
+# %%
+diagrams.show("encoder_decoder_base")
+
+# %% [markdown]
 # This is the model that trains, without its docstrings. `_encode` builds the source padding mask from
 # `src != pad_id` and hands it to every encoder layer; `_decode` combines the causal mask with the target's own
 # padding (`causal_mask(L) & as_key_padding(...)`) for the decoder's self-attention, and reuses the source

@@ -155,8 +155,8 @@ _ = results.record("kv_tiny_bytes", measured)
 # shared head over its group without copying it. The first check: with one query head per group
 # (num_kv_heads = num_heads), loaded with a multi-head attention's weights, it must *be* multi-head attention.
 #
-# Before that check, the figure shows the three arrangements for H = 8: every query head keeps its own
-# projection, and only the number of key/value heads, the ones that are cached, changes.
+# Before that check, the figure shows the three arrangements: every query head keeps its own projection,
+# and only the number of key/value heads, the ones that are cached, changes.
 
 # %%
 from tformer.book import diagrams

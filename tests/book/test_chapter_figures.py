@@ -93,6 +93,7 @@ def test_diagrams_sit_where_their_idea_is_taught() -> None:
         "unrolled_rnn": "01", "lstm_cell": "01", "gru_cell": "01", "seq2seq_bottleneck": "02",
         "seq2seq_attention": "02", "scan_score_mix": "03", "qkv_dictionary": "04", "masks": "06",
         "multi_head": "07", "transformer_block": "09", "kv_cache": "10", "three_families": "11", "gqa": "13",
+        "two_storey": "10", "encoder_decoder_base": "10",
     }
     for name, chapter in expected.items():
         assert any(stem.startswith(chapter) for stem in where.get(name, [])), f"{name}: not shown in chapter {chapter}"

@@ -824,6 +824,133 @@ def _scan_score_mix() -> tuple[_Svg, str]:
     return s, alt
 
 
+def _two_storey() -> tuple[_Svg, str]:
+    title = "The Transformer as a two-storey building: a reading team and a writing team"
+    s = _Svg(900, 470, title)
+    s.rect(15, 45, 870, 170, "query", fill="#F4F8FC", rx=10)
+    s.rect(15, 235, 870, 185, "key", fill="#FEF8EC", rx=10)
+    s.text(30, 203, "Upstairs · the writing team (decoder)", size=13, anchor="start", weight="bold", role="query")
+    s.text(30, 258, "Downstairs · the reading team (encoder)", size=13, anchor="start", weight="bold", role="key")
+    up, down = 95, 280  # top of the box rows
+    # downstairs: source -> badges and seats -> meeting rooms x N -> filing cabinet
+    s.box(30, down, 150, 70, "English source", "the cat sat", "on the mat", role="layer", size=12)
+    s.box(215, down, 170, 70, "ID badge + seat", "(embedding +", "positions)", role="layer", size=12)
+    s.box(420, down, 190, 70, "meeting room × N", "all read at once, talk", "(self-attention, FFN)", role="attention",
+          size=12)
+    s.box(645, down, 215, 70, "filing cabinet: memory", "one page of notes per word,", "all kept: (B, S, D)",
+          role="key", size=12)
+    for x1, x2 in ((180, 213), (385, 418), (610, 643)):
+        s.arrow(x1, down + 35, x2, down + 35, "layer")
+    # upstairs: written so far -> badges -> writing rooms x N -> guess the next word
+    s.box(30, up, 150, 70, "written so far", "猫 坐 在", role="layer", size=12)
+    s.box(215, up, 170, 70, "ID badge + seat", "(embedding +", "positions)", role="layer", size=12)
+    s.box(420, up, 190, 70, "writing room × N", "meet, no peeking ahead;", "then consult downstairs", role="attention",
+          size=12)
+    s.box(645, up, 130, 70, "guess the", "next word", "(Linear, softmax)", role="layer", size=12)
+    s.box(800, up + 15, 60, 40, "垫子", role="query", size=15)
+    for x1, x2 in ((180, 213), (385, 418), (610, 643), (775, 798)):
+        s.arrow(x1, up + 35, x2, up + 35, "layer")
+    # cross-attention: every writing room reads the cabinet
+    s.path([(752, down), (752, 228), (560, 228), (560, up + 72)], "key", width=2.5, dash=True)
+    s.text(550, 229, "cross-attention: K, V from the cabinet, in every writing room", size=11, role="key",
+           anchor="end", italic=True)
+    # autoregression: the word written is appended
+    s.path([(830, up + 15), (830, 68), (105, 68), (105, up - 2)], "query", dash=True)
+    s.text(450, 62, "the word written is appended and the next step begins (one word per step)", size=11,
+           role="query", italic=True)
+    s.text(450, 440, "Nothing is squeezed into one vector: the cabinet keeps one page per source word, and every",
+           size=12, italic=True)
+    s.text(450, 458, "writing room reads all of them, unlike chapter 02's single context vector.", size=12,
+           italic=True)
+    alt = (
+        "A two-storey building. Downstairs, the reading team (the encoder): the English source the cat sat on "
+        "the mat gets ID badges and seat numbers (embeddings and positions), then passes through N meeting rooms "
+        "where all words are read at once and talk to each other (self-attention and the feed-forward network), "
+        "and ends in a filing cabinet that keeps one page of notes per word, the memory of shape (B, S, D). "
+        "Upstairs, the writing team (the decoder) takes the Chinese written so far, 猫 坐 在, through its own "
+        "badges and N writing rooms, where it meets without peeking ahead and then consults the cabinet "
+        "downstairs (cross-attention), and guesses the next word, 垫子, which is appended for the next step."
+    )
+    return s, alt
+
+
+def _encoder_decoder_base() -> tuple[_Svg, str]:
+    title = "The full encoder-decoder at base size (Vaswani et al. 2017, Figure 1)"
+    s = _Svg(900, 660, title)
+    N, D, H, F = 6, 512, 8, 2048
+    s.text(450, 46, f"base: N = {N} layers each side, D = {D}, H = {H} heads of Dh = {D // H}, F = {F}; post-norm",
+           size=12, role="shape", italic=True)
+    ex, dx, w = 230, 670, 220  # column centres, box width
+
+    def column_foot(cx: float, tokens: str, shape: str) -> None:
+        s.text(cx, 640, tokens, size=12)
+        s.arrow(cx, 626, cx, 592, "layer")
+        s.box(cx - w / 2, 555, w, 36, "embedding × √D + positions", role="layer", size=12)
+        s.arrow(cx, 555, cx, 523, "residual", width=2.5)
+        s.shape(cx + 6, 542, shape)
+
+    def add_norm(cx: float, y: float) -> None:
+        s.box(cx - 70, y, 140, 22, "Add & LayerNorm", role="norm", size=11)
+
+    # encoder
+    s.text(ex, 76, "Encoder: reads the source", size=14, weight="bold")
+    column_foot(ex, "source tokens (B, S)", f"(B, S, {D})")
+    s.rect(ex - w / 2 - 20, 355, w + 40, 176, "cache", dash=True, fill="#FAFAFA")
+    s.text(ex - w / 2 - 26, 370, f"× {N}", size=14, anchor="end", weight="bold")
+    s.box(ex - w / 2, 480, w, 40, "multi-head self-attention", f"H = {H}, every token sees every token",
+          role="attention", size=11)
+    s.arrow(ex, 480, ex, 474, "layer")
+    add_norm(ex, 451)
+    s.arrow(ex, 451, ex, 442, "layer")
+    s.box(ex - w / 2, 402, w, 38, "feed-forward", f"{D} → {F} → {D}", role="layer", size=11)
+    s.arrow(ex, 402, ex, 394, "layer")
+    add_norm(ex, 371)
+    s.arrow(ex, 355, ex, 322, "residual", width=2.5)
+    s.text(ex, 314, f"memory (B, S, {D})", size=12, weight="bold")
+    # decoder
+    s.text(dx, 76, "Decoder: writes the target", size=14, weight="bold")
+    column_foot(dx, "target shifted right (B, L)", f"(B, L, {D})")
+    s.rect(dx - w / 2 - 20, 250, w + 40, 281, "cache", dash=True, fill="#FAFAFA")
+    s.text(dx + w / 2 + 26, 265, f"× {N}", size=14, anchor="start", weight="bold")
+    s.box(dx - w / 2, 480, w, 40, "masked multi-head self-attention", "causal: no peeking ahead", role="attention",
+          size=11)
+    s.arrow(dx, 480, dx, 474, "layer")
+    add_norm(dx, 451)
+    s.arrow(dx, 451, dx, 429, "layer")
+    s.box(dx - w / 2, 387, w, 40, "multi-head cross-attention", "Q from here; K, V from memory", role="key", size=11)
+    s.arrow(dx, 387, dx, 381, "layer")
+    add_norm(dx, 358)
+    s.arrow(dx, 358, dx, 340, "layer")
+    s.box(dx - w / 2, 300, w, 38, "feed-forward", f"{D} → {F} → {D}", role="layer", size=11)
+    s.arrow(dx, 300, dx, 294, "layer")
+    add_norm(dx, 271)
+    s.arrow(dx, 250, dx, 232, "residual", width=2.5)
+    s.box(dx - w / 2, 196, w, 34, "Linear D → V", role="layer", size=12)
+    s.arrow(dx, 196, dx, 178, "layer")
+    s.box(dx - w / 2, 142, w, 34, "softmax", role="layer", size=12)
+    s.arrow(dx, 142, dx, 122, "layer")
+    s.text(dx, 112, "next-token probabilities (B, L, V)", size=12, weight="bold")
+    # memory feeds every decoder layer's cross-attention
+    s.path([(ex, 300), (ex, 280), (470, 280), (470, 407), (dx - w / 2 - 2, 407)], "key", width=2.5)
+    s.text(462, 332, "K, V for the cross-attention", size=11, role="key", anchor="end", italic=True)
+    s.text(462, 346, f"of all {N} decoder layers", size=11, role="key", anchor="end", italic=True)
+    s.text(ex, 190, "Each sublayer is wrapped as", size=12, italic=True, role="shape")
+    s.text(ex, 208, "LayerNorm(x + Sublayer(x));", size=12, italic=True, role="shape")
+    s.text(ex, 226, "the shape stays (B, ·, D) throughout.", size=12, italic=True, role="shape")
+    alt = (
+        f"The Transformer of Vaswani et al. 2017 at base size: N = {N} layers on each side, D = {D}, H = {H} heads "
+        f"of Dh = {D // H}, feed-forward width F = {F}. Left, the encoder: source tokens of shape (B, S) are "
+        "embedded, scaled by the square root of D and given positions, then pass through N layers of "
+        "multi-head self-attention and a feed-forward network, each followed by a residual addition and "
+        f"LayerNorm, giving the memory of shape (B, S, {D}). Right, the decoder: the target shifted right, "
+        "(B, L), is embedded the same way and passes through N layers of masked (causal) self-attention, "
+        "cross-attention whose keys and values come from the memory, and a feed-forward network, each with "
+        "Add and LayerNorm; a final linear layer to the vocabulary and a softmax give next-token probabilities "
+        "of shape (B, L, V)."
+    )
+    return s, alt
+
+
 _BUILDERS: dict[str, Callable[[], tuple[_Svg, str]]] = {
     "transformer_block": _transformer_block,
     "multi_head": _multi_head,
@@ -835,6 +962,8 @@ _BUILDERS: dict[str, Callable[[], tuple[_Svg, str]]] = {
     "seq2seq_bottleneck": lambda: _seq2seq(attention=False),
     "seq2seq_attention": lambda: _seq2seq(attention=True),
     "scan_score_mix": _scan_score_mix,
+    "two_storey": _two_storey,
+    "encoder_decoder_base": _encoder_decoder_base,
     "kv_cache": _kv_cache,
     "three_families": _three_families,
     "gqa": _gqa,
