@@ -811,7 +811,7 @@ def _scan_score_mix() -> tuple[_Svg, str]:
     s.arrow(520, 380, 520, 392, "value", width=2)
     s.box(370, 394, 300, 40, f"它 after = {weights[0]:.2f} cat + {weights[2]:.2f} mouse + …", role="value",
           size=12)
-    s.text(450, 456, "The pronoun's new vector is mostly 猫: the score gap of 2 became a weight ratio of e².",
+    s.text(450, 456, "The pronoun's new vector is mostly cat: the score gap of 2 became a weight ratio of e².",
            size=12, italic=True)
     alt = (
         "The sentence 猫 追 老鼠 ， 因为 它 饿 了 (the cat chases the mouse, because it is hungry), read for the "
