@@ -64,6 +64,7 @@ from torch import nn
 
 from tformer.attention import MultiHeadAttention
 from tformer.baselines.rnn import GRU, LSTM, RNN, count_parameters, hidden_state_jacobian_norms
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import use_book_style
 from tformer.book.results import Results
@@ -85,8 +86,15 @@ print(f"device: {device.type}")
 #
 # $$h_t = \tanh(W_{xh} x_t + W_{hh} h_{t-1} + b), \qquad h_0 = 0.$$
 #
-# The same weights W_xh, W_hh, b are used at every step. Here are three steps with two inputs and two
-# hidden units, small enough to follow with a calculator:
+# The same weights W_xh, W_hh, b are used at every step. In the figure, follow the purple state arrow from
+# left to right: every cell is the same box with the same weights, and step t cannot start before step
+# t − 1 has handed it h_{t−1}.
+
+# %%
+diagrams.show("unrolled_rnn")
+
+# %% [markdown]
+# Here are three steps with two inputs and two hidden units, small enough to follow with a calculator:
 
 # %%
 W_xh = [[0.5, -0.3], [0.2, 0.4]]  # (H_hid, D_in)
@@ -161,6 +169,14 @@ print("torch.nn.RNN     :", theirs[0].round(decimals=4).tolist())
 #
 # then c_t = f ⊙ c_{t−1} + i ⊙ g and h_t = o ⊙ tanh(c_t). The cell update is a *sum*, not a squashed
 # product: when f ≈ 1 and i ≈ 0, c_t copies c_{t−1}, the "highway" that lets information travel far.
+#
+# In the figure the highway is the thick purple line along the top: the forget gate multiplies it, the input
+# gate adds to it, and nothing squashes it on the way through.
+
+# %%
+diagrams.show("lstm_cell")
+
+# %% [markdown]
 # PyTorch stacks the four weight blocks in the order i, f, g, o. A teaching version, one gate per line:
 
 
@@ -187,6 +203,12 @@ def lstm_by_hand(x, w_ih, w_hh, b_ih, b_hh):
 # how much of the past enters the candidate n, and an update gate z that interpolates between the old
 # state and the candidate: h_t = (1 − z) ⊙ n + z ⊙ h_{t−1}. (PyTorch applies r after the recurrent product,
 # n = tanh(W_in x_t + b_in + r ⊙ (W_hn h_{t−1} + b_hn)); its blocks are ordered r, z, n.)
+#
+# The figure draws one GRU step the same way: the update gate z sits on the single state line and decides
+# how much of h_{t−1} survives, while 1 − z lets the candidate n in.
+
+# %%
+diagrams.show("gru_cell")
 
 
 # %%

@@ -58,9 +58,11 @@ import matplotlib.pyplot as plt
 import torch
 
 from tformer.baselines.seq2seq_rnn import BahdanauAttention, Seq2SeqRNN
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results
+from tformer.book.source import show_source
 from tformer.data.corpus import generate_corpus
 from tformer.data.text import (
     BOS_ID,
@@ -139,6 +141,17 @@ for i, (inp, lab) in enumerate(zip(decoder_input[0].tolist(), target[0].tolist()
 # `tformer.data.text.PairBatches` (64 pairs of similar length per batch; each source ends with `<eos>` so the
 # encoder sees where it stops, and translation must encode sources the same way), and `tformer.training.train.train`
 # is the book's training loop.
+#
+# This is the code that runs, without its docstrings. In `encode`, `src_mask` is `src != pad_id` (built and
+# checked in `_source_mask`, which rejects a row of padding or padding before a real token), and
+# `pack_padded_sequence` hands the GRU each sentence's true length, so the encoder stops at the last real
+# token and its final state, the context vector, never reads `<pad>`. In `forward`, the branch
+# `self.attention is None` is this section's model: the same context at every step, fed to the decoder in
+# one fused call.
+
+# %%
+show_source(Seq2SeqRNN.encode, docstrings=False)
+show_source(Seq2SeqRNN.forward, docstrings=False)
 
 # %%
 train_batches = PairBatches(
@@ -189,6 +202,12 @@ _ = results.record("copier_em", copier_em)
 # Now the honest model: same architecture, trained with the shift for 300 steps. We then translate the
 # 1,500 test sentences greedily and count a sentence as right only if every token matches (exact match),
 # grouped by the length of the English source.
+#
+# The figure shows what this model hands its decoder: follow the thick vermilion arrow, one vector c of
+# shape (B, H_hid) whatever the length of the sentence.
+
+# %%
+diagrams.show("seq2seq_bottleneck")
 
 # %%
 STEPS = 300 if not BIG else 3_000
@@ -226,6 +245,13 @@ assert fixed_buckets[0].accuracy > fixed_buckets[-1].accuracy + 0.2  # accuracy 
 # $$e_{ij} = v^\top \tanh(W_s s_{i-1} + W_h h_j), \qquad \alpha_{ij} = \frac{\exp e_{ij}}{\sum_k \exp e_{ik}},
 # \qquad c_i = \sum_j \alpha_{ij} h_j.$$
 #
+# In the figure, decoder step 3 draws a line to every encoder state, as thick as its weight α_3j; the
+# heaviest goes to *sat*.
+
+# %%
+diagrams.show("seq2seq_attention")
+
+# %% [markdown]
 # The score e_ij asks "how relevant is source word j to what I am about to write?"; the softmax turns the
 # scores into weights that sum to 1; the context is the weighted mix. (The paper calls this a *soft
 # alignment*; the sources' label "global attention" is Luong et al.'s later name for a variant.) A quick
@@ -249,6 +275,15 @@ print(
     "sum =",
     round(float(weights[0].sum()), 4),
 )
+
+# %% [markdown]
+# The packaged module's `forward` is those three lines plus the masking that a padded batch needs: padded
+# source positions get the score `finfo.min` before the softmax, and the weights are multiplied by the mask
+# after it, so `<pad>` receives a weight of exactly 0 (and a row with no real token would get zeros, not
+# NaN).
+
+# %%
+show_source(BahdanauAttention.forward, docstrings=False)
 
 # %% [markdown]
 # Everything else stays the same: the data, the decoder, the optimiser, the seed and the number of steps

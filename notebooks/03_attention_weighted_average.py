@@ -57,6 +57,7 @@ import pandas as pd
 import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results
@@ -108,6 +109,13 @@ assert marks.min() <= grade <= marks.max()
 #    the verb 追 and the punctuation hardly at all;
 # 3. **mix**: build the meaning of 它 mostly from the high scorers.
 #
+# The figure runs the three steps on this sentence with the vectors written down below: orange bars are the
+# scores, blue bars the softmax weights, and each value's line into the result is as thick as its weight.
+
+# %%
+diagrams.show("scan_score_mix")
+
+# %% [markdown]
 # To compute this we need numbers. Give every token a small hand-made vector that describes what it can
 # offer (three features: *is an animal*, *is the one acting*, *is a function word*), and let 它 ask for
 # "an animal that acts, not a function word". In a trained model these vectors are learned (chapter 04);

@@ -61,6 +61,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tformer.attention import MultiHeadAttention
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results
@@ -131,6 +132,14 @@ assert visit[0].argmax().item() == 0 and basket[0].argmax().item() == goods.inde
 # easy to find *and* carry something unexpected. Splitting them lets the model "search with one
 # description and deliver another".
 #
+# The figure puts the two lookups side by side: a Python dict returns the one value whose key matches;
+# attention scores every key (orange), turns the scores into weights (blue bars) and returns a blend of all
+# the values (green).
+
+# %%
+diagrams.show("qkv_dictionary")
+
+# %% [markdown]
 # ## W_Q, W_K, W_V: three views of the same token
 #
 # Where do queries, keys and values come from? Each token has one vector x (its embedding, of width

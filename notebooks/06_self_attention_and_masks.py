@@ -55,6 +55,7 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results, below
@@ -353,6 +354,12 @@ plt.show()
 # The padded *queries* (the three bottom rows) still compute something, attending to 猫 and 坐. That is
 # harmless: their outputs are thrown away by the loss, which also ignores padded positions (chapter 02).
 # A decoder combines both masks with a logical and: `causal_mask(L) & as_key_padding(padding)`.
+#
+# The figure shows the three grids side by side: green cells may attend, vermilion ones get −inf; the third
+# grid, the causal triangle without the pad columns, is what a decoder uses on a padded batch.
+
+# %%
+diagrams.show("masks")
 
 # %% [markdown]
 # ## 5. A query with nothing to look at

@@ -58,6 +58,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from tformer.attention import MultiHeadAttention
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results, below
@@ -99,6 +100,13 @@ print(f"device: {device.type}")
 # token into 8 groups of 64, and a `transpose` moves the head axis forward so that every head becomes a
 # separate "batch" entry for the attention function. We take the paper's sizes, D = 512 and H = 8, a batch
 # of B = 2 sentences of L = 6 tokens ("The cat sat on the mat"), and print the shape after every step.
+#
+# The figure follows the same path from left to right: each of Q, K and V is cut along D into H slices of
+# Dh, the H heads attend side by side in one batched call, and the merge glues their outputs back into
+# (B, L, D) before W_O mixes them.
+
+# %%
+diagrams.show("multi_head")
 
 # %%
 B, L, D, H = 2, 6, 512, 8

@@ -66,6 +66,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tformer.attention import MultiHeadAttention
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import use_book_style
 from tformer.book.results import Results, below
@@ -112,6 +113,13 @@ def one_cpu_thread():
 # never substituted for them. However badly a meeting goes, each person still holds a photocopy of what they
 # walked in with. Section 6 shows what happens to a deep stack without that photocopy. "Norm" is layer
 # normalisation; we write it first.
+#
+# In the figure, read the left column from the bottom up: it is the four-item agenda above (post-norm). The
+# right column is the pre-norm arrangement that section 7 compares, with LayerNorm moved into each branch so
+# that the residual stream (magenta) runs straight through.
+
+# %%
+diagrams.show("transformer_block")
 
 # %% [markdown]
 # ## 2. LayerNorm by hand

@@ -61,9 +61,11 @@ import matplotlib.pyplot as plt
 import torch
 
 from tformer.baselines.seq2seq_rnn import Seq2SeqRNN
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results
+from tformer.book.source import show_source
 from tformer.data.corpus import generate_corpus
 from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, PairBatches, Vocab, pad_sequences
 from tformer.decoding import beam_search, greedy_decode
@@ -106,6 +108,13 @@ print(f"device: {device.type}")
 #
 # The first row is the whole difference from chapter 02's RNN, which handed the decoder a single context
 # vector. We will measure what that costs at the end of this chapter.
+#
+# The figure draws the factory: follow the dashed orange line, the cross-attention by which every writing
+# room reads the whole filing cabinet, and the dashed blue loop that feeds each word written back in as the
+# next input.
+
+# %%
+diagrams.show("two_storey")
 
 # %% [markdown]
 # ## 2. The data: the running-example corpus
@@ -258,6 +267,24 @@ assert padding_effect < 1e-5 and future_effect < 1e-6 and later_effect > 0.1
 # the rest: shuffled batches (`pool=8`: each batch is cut from a length-sorted pool of 8 batches, so little
 # compute goes to padding), gradient clipping, a progress bar, and a `History` of every step. On a GPU
 # (`BIG`) the model is wider and trains longer.
+#
+# The figure shows the whole machine at the paper's base size; the model trained here has the same wiring,
+# with the smaller sizes above and pre-norm blocks.
+
+# %%
+diagrams.show("encoder_decoder_base")
+
+# %% [markdown]
+# This is the model that trains, without its docstrings. `_encode` builds the source padding mask from
+# `src != pad_id` and hands it to every encoder layer; `_decode` combines the causal mask with the target's own
+# padding (`causal_mask(L) & as_key_padding(...)`) for the decoder's self-attention, and reuses the source
+# padding as the `memory_mask` of cross-attention, so no query ever reads a `<pad>`. With a cache (section
+# 11) only the new positions are fed, and the causal mask is aligned to the bottom right.
+
+# %%
+show_source(Transformer._encode, docstrings=False)
+show_source(Transformer._decode, docstrings=False)
+show_source(Transformer.forward, docstrings=False)
 
 # %%
 D_MODEL = 128 if BIG else 64
@@ -520,6 +547,12 @@ assert all(float(w[0][:, upper].abs().max()) == 0.0 for w in attn.decoder_self_a
 # and value, appends the key and value to the cache, and attends over the cache. Cross-attention's keys and
 # values come from the memory and are computed once. First the proof that nothing changes: the logits of
 # every step, computed with a cache, equal those of a full recomputation.
+#
+# The figure shows what the cache saves: at step t only the new token's key and value (solid) are computed;
+# the t − 1 earlier ones (dashed, grey) are read back.
+
+# %%
+diagrams.show("kv_cache")
 
 # %%
 with torch.no_grad():

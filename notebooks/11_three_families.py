@@ -60,9 +60,11 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
+from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
 from tformer.book.plot import use_book_style
 from tformer.book.results import Results
+from tformer.book.source import show_source
 from tformer.data.corpus import generate_corpus
 from tformer.data.text import (
     BOS_ID,
@@ -75,7 +77,7 @@ from tformer.data.text import (
 )
 from tformer.decoding import sample_next_token
 from tformer.masks import causal_mask
-from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer, ModelConfig
+from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer, ModelConfig, _TokenStack
 from tformer.training.metrics import bigram_nats_per_token, lm_nats_per_token
 from tformer.training.teacher_forcing import shift_right
 from tformer.training.train import linear_warmup_decay, lm_loss, train
@@ -96,6 +98,13 @@ print(f"device: {device.type}")
 # | decoder-only | GPT, LLaMA, Qwen | causal mask: every word sees only words to its left | continue the text (next-token prediction) | generation: dialogue, writing, code |
 # | encoder-decoder | T5, BART, the original Transformer | encoder unmasked, decoder causal, cross-attention sees the whole source | reconstruct corrupted text (denoising), or translate | conditional generation: translation, summarisation |
 #
+# The figure draws the three from the same block: what changes is the mask and whether a second stack is
+# read through cross-attention.
+
+# %%
+diagrams.show("three_families")
+
+# %% [markdown]
 # In masks (True = may attend, ✓ below) for the five words 猫 坐 在 垫子 上:
 
 # %%
@@ -167,6 +176,18 @@ assert bert_shift > 1e-3 and gpt_shift == 0.0
 # corpus. Following BERT, 15% of the words of each sentence are chosen as targets; 80% of those are replaced
 # by a `<mask>` token, 10% by a random word and 10% left unchanged (so the model cannot rely on seeing
 # `<mask>`), and the loss is the cross-entropy at the chosen positions only.
+#
+# Both one-stack families share one body, `_TokenStack`, the code below; the only switch is `causal`. With
+# `causal=False` (the encoder-only model) the mask is the padding mask alone, so every word sees the whole
+# sentence in both directions; with `causal=True` (the decoder-only model of section 3) the line
+# `mask = causal_mask(L, past + L)` hides every later position, aligned to the bottom right when a cache holds
+# `past` earlier tokens. The two models' own code is one line each: `EncoderOnlyTransformer.encode` calls
+# the body with `causal=False`, `DecoderOnlyTransformer.forward` with `causal=True`, then the output layer.
+
+# %%
+show_source(_TokenStack.forward, docstrings=False)
+show_source(EncoderOnlyTransformer.encode, docstrings=False)
+show_source(DecoderOnlyTransformer.forward, docstrings=False)
 
 # %%
 corpus = generate_corpus(seed=0)

@@ -156,6 +156,14 @@ _ = results.record("kv_tiny_bytes", measured)
 # extreme H_kv = 1. `tformer.variants.efficient.GroupedQueryAttention(d_model, num_heads, num_kv_heads)` broadcasts each
 # shared head over its group without copying it. The first check: with one query head per group
 # (num_kv_heads = num_heads), loaded with a multi-head attention's weights, it must *be* multi-head attention.
+#
+# Before that check, the figure shows the three arrangements: every query head keeps its own projection,
+# and only the number of key/value heads, the ones that are cached, changes.
+
+# %%
+from tformer.book import diagrams
+
+diagrams.show("gqa")
 
 # %%
 from tformer.attention import KVCache, MultiHeadAttention

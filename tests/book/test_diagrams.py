@@ -40,7 +40,8 @@ def _svg(name: str) -> ET.Element:
 
 def test_the_issue_list_is_covered() -> None:
     wanted = {"transformer_block", "multi_head", "qkv_dictionary", "masks", "unrolled_rnn", "seq2seq_bottleneck",
-              "seq2seq_attention", "kv_cache", "three_families", "gqa"}
+              "seq2seq_attention", "kv_cache", "three_families", "gqa", "lstm_cell", "gru_cell", "scan_score_mix",
+              "two_storey", "encoder_decoder_base"}
     assert wanted <= set(NAMES)
 
 

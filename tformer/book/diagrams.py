@@ -54,7 +54,7 @@ def _num(v: float) -> str:
 
 
 def _is_cjk(s: str) -> bool:
-    return any("\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in s)
+    return any("\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef" for ch in s)
 
 
 @cache
@@ -661,14 +661,309 @@ def _gqa() -> tuple[_Svg, str]:
     return s, alt
 
 
+def _lstm_cell() -> tuple[_Svg, str]:
+    title = "Inside an LSTM cell: three gates and a cell-state highway"
+    s = _Svg(900, 440, title)
+    s.rect(110, 50, 690, 300, "state", fill="#FBF8FD")
+    s.text(790, 70, "one LSTM step", size=11, role="state", anchor="end", italic=True)
+    c_y, bus_y, gate_y = 110, 300, 214
+    # the cell-state highway along the top: c_{t-1} -> x f -> + -> c_t
+    s.text(20, c_y - 8, "cₜ₋₁", size=13, role="state", anchor="start")
+    s.shape(20, c_y + 18, "(B, H_hid)")
+    s.arrow(20, c_y, 248, c_y, "state", width=3)
+    s.circle(260, c_y, 11, "state", fill="#FFFFFF")
+    s.text(260, c_y + 5, "×", size=15, role="state", weight="bold")
+    s.arrow(271, c_y, 383, c_y, "state", width=3)
+    s.plus(395, c_y, role="state")
+    s.arrow(405, c_y, 880, c_y, "state", width=3)
+    s.text(880, c_y - 8, "cₜ", size=13, role="state", anchor="end")
+    s.text(560, c_y - 8, "cell state: a sum, not a squashed product", size=11, role="shape", italic=True)
+    # the input bus along the bottom: [h_{t-1}; x_t]
+    s.text(20, bus_y - 8, "hₜ₋₁", size=13, role="state", anchor="start")
+    s.shape(20, bus_y + 18, "(B, H_hid)")
+    s.path([(20, bus_y), (600, bus_y)], "state", arrow=False, width=2)
+    s.arrow(170, 400, 170, bus_y + 2, "layer")
+    s.text(170, 418, "xₜ  (B, D_in)", size=12)
+    s.text(380, bus_y + 22, "every gate reads [hₜ₋₁, xₜ]", size=11, role="shape", italic=True)
+    gates = (("forget f", "σ", 260), ("input i", "σ", 350), ("candidate g", "tanh", 440), ("output o", "σ", 560))
+    for name, fn, x in gates:
+        s.arrow(x, bus_y, x, gate_y + 42, "layer")
+        s.box(x - 40, gate_y, 80, 40, fn, name, role="layer" if fn == "σ" else "attention", size=11)
+    # f scales the old cell
+    s.arrow(260, gate_y, 260, c_y + 13, "layer")
+    # i x g is written into the cell
+    s.circle(395, 172, 11, "layer", fill="#FFFFFF")
+    s.text(395, 177, "×", size=15, weight="bold")
+    s.path([(350, gate_y), (350, 172), (382, 172)], "layer")
+    s.path([(440, gate_y), (440, 172), (408, 172)], "layer")
+    s.arrow(395, 161, 395, c_y + 12, "layer")
+    # h_t = o x tanh(c_t)
+    s.arrow(660, c_y, 660, 146, "state")
+    s.box(630, 148, 60, 30, "tanh", role="attention", size=12)
+    s.arrow(660, 178, 660, 221, "layer")
+    s.circle(660, 234, 11, "layer", fill="#FFFFFF")
+    s.text(660, 239, "×", size=15, weight="bold")
+    s.path([(600, 234), (647, 234)], "layer")
+    s.path([(671, 234), (740, 234), (740, bus_y), (880, bus_y)], "state", width=2)
+    s.text(880, bus_y - 8, "hₜ", size=13, role="state", anchor="end")
+    s.shape(880, bus_y + 18, "(B, H_hid)", anchor="end")
+    s.text(450, 376, "cₜ = f ⊙ cₜ₋₁ + i ⊙ g,   hₜ = o ⊙ tanh(cₜ);   σ gives 0 to 1, tanh gives −1 to 1", size=12,
+           italic=True)
+    s.text(520, 418, "With f ≈ 1 and i ≈ 0 the cell copies cₜ₋₁ forward unchanged.", size=12, italic=True)
+    alt = (
+        "One LSTM step. Two states enter from the left: the cell state c_(t-1) along the top and the hidden state "
+        "h_(t-1) along the bottom, where it is joined by the input x_t of shape (B, D_in). Four gates read "
+        "h_(t-1) and x_t together: forget f, input i and output o are sigmoids between 0 and 1, the candidate g "
+        "is a tanh. Along the top the old cell is multiplied by f and i times g is added, giving c_t, a sum "
+        "rather than a squashed product. The new hidden state h_t is o times tanh(c_t). Both states have shape "
+        "(B, H_hid)."
+    )
+    return s, alt
+
+
+def _gru_cell() -> tuple[_Svg, str]:
+    title = "Inside a GRU cell: a reset gate, an update gate, one state"
+    s = _Svg(900, 440, title)
+    s.rect(110, 50, 690, 300, "state", fill="#FBF8FD")
+    s.text(790, 70, "one GRU step", size=11, role="state", anchor="end", italic=True)
+    h_y, bus_y, gate_y = 110, 300, 214
+    s.text(20, h_y - 8, "hₜ₋₁", size=13, role="state", anchor="start")
+    s.shape(20, h_y + 18, "(B, H_hid)")
+    s.arrow(20, h_y, 208, h_y, "state", width=3)
+    s.circle(220, h_y, 11, "state", fill="#FFFFFF")
+    s.text(220, h_y + 5, "×", size=15, role="state", weight="bold")
+    s.arrow(231, h_y, 458, h_y, "state", width=3)
+    s.plus(470, h_y, role="state")
+    s.arrow(480, h_y, 880, h_y, "state", width=3)
+    s.text(880, h_y - 8, "hₜ", size=13, role="state", anchor="end")
+    s.shape(880, h_y + 18, "(B, H_hid)", anchor="end")
+    s.text(640, h_y - 8, "one state: it is both memory and output", size=11, role="shape", italic=True)
+    # h_{t-1} also feeds the gates, with x_t
+    s.path([(80, h_y), (80, bus_y), (540, bus_y)], "state", arrow=False, width=2)
+    s.arrow(150, 400, 150, bus_y + 2, "layer")
+    s.text(150, 418, "xₜ  (B, D_in)", size=12)
+    s.text(330, bus_y + 22, "every gate reads [hₜ₋₁, xₜ]", size=11, role="shape", italic=True)
+    gates = (("update z", "σ", 220), ("reset r", "σ", 330), ("candidate n", "tanh", 470))
+    for name, fn, x in gates:
+        s.arrow(x, bus_y, x, gate_y + 42, "layer")
+        w = 110 if fn == "tanh" else 80
+        s.box(x - w / 2, gate_y, w, 40, fn, name, role="layer" if fn == "σ" else "attention", size=11)
+    s.arrow(370, gate_y + 20, 413, gate_y + 20, "layer")
+    s.text(392, gate_y - 4, "r ⊙ (U hₜ₋₁)", size=10, role="shape", italic=True)
+    # z keeps the old state; 1 - z lets the candidate in
+    s.arrow(220, gate_y, 220, h_y + 13, "layer")
+    s.path([(220, 172), (288, 172)], "layer")
+    s.box(290, 160, 56, 24, "1 − z", role="layer", size=11)
+    s.path([(346, 172), (457, 172)], "layer")
+    s.arrow(470, gate_y, 470, 185, "layer")
+    s.circle(470, 172, 11, "layer", fill="#FFFFFF")
+    s.text(470, 177, "×", size=15, weight="bold")
+    s.arrow(470, 161, 470, h_y + 12, "layer")
+    s.text(450, 376, "hₜ = (1 − z) ⊙ n + z ⊙ hₜ₋₁,   n = tanh(W xₜ + r ⊙ (U hₜ₋₁));   σ gives 0 to 1", size=12,
+           italic=True)
+    s.text(520, 418, "With z ≈ 1 the state is copied forward; r decides how much of it shapes n.", size=12,
+           italic=True)
+    alt = (
+        "One GRU step. A single state h_(t-1) of shape (B, H_hid) enters from the left; it also joins the input "
+        "x_t of shape (B, D_in) on a bus that feeds the gates. The update gate z and the reset gate r are "
+        "sigmoids between 0 and 1; the candidate n is a tanh of the input plus r times the recurrent term, so r "
+        "decides how much of the past shapes the candidate. Along the top the old state is multiplied by z and "
+        "(1 - z) times n is added: h_t = (1 - z) n + z h_(t-1). With z near 1 the state is copied forward."
+    )
+    return s, alt
+
+
+def _scan_score_mix() -> tuple[_Svg, str]:
+    import math
+
+    title = "Scan → score → mix: attention resolves a pronoun"
+    s = _Svg(900, 470, title)
+    tokens = ("猫", "追", "老鼠", "，", "因为", "它", "饿", "了")
+    scores = (4, 0, 2, -1, -1, 2, 0, -1)  # what each token offers · what 它 asks for (chapter 03's vectors)
+    meaning = ("cat", "chasing", "mouse", "grammar", "grammar", "grammar", "–", "grammar")
+    total = sum(math.exp(v) for v in scores)
+    weights = [math.exp(v) / total for v in scores]
+    x0, step, bw = 215, 84, 60
+    s.text(450, 46, "Who is 它 in 猫追老鼠，因为它饿了?", size=13)
+    rows = (("1 · scan", "every token", 92), ("2 · score", "q · kⱼ", 165), ("3 · softmax", "wⱼ ≥ 0, Σ wⱼ = 1", 250),
+            ("4 · mix", "Σ wⱼ vⱼ", 340))
+    for name, sub, y in rows:
+        s.text(20, y - 4, name, size=14, anchor="start", weight="bold")
+        s.text(20, y + 14, sub, size=11, anchor="start", role="shape", italic=True)
+    zero, unit = 185, 10  # score axis: y of 0, pixels per unit
+    s.path([(x0 - 10, zero), (x0 + 7 * step + bw + 10, zero)], "shape", arrow=False, width=0.8)
+    base = 280  # weight bars stand on this line
+    for j, (tok, v, w, m) in enumerate(zip(tokens, scores, weights, meaning, strict=True)):
+        x = x0 + j * step
+        cx = x + bw / 2
+        s.box(x, 70, bw, 36, tok, role="query" if tok == "它" else "key", size=15)
+        top = zero - max(v, 0) * unit
+        s.rect(x + 15, top, bw - 30, max(abs(v) * unit, 1), "key", rx=1, fill=PALETTE["key"][0])
+        label = f"{v:+d}".replace("-", "−") if v else "0"
+        s.text(cx, (top - 6) if v >= 0 else zero + abs(v) * unit + 14, label, size=11)
+        h = max(w * 60, 1)
+        s.rect(x + 15, base - h, bw - 30, h, "query", rx=1, fill=PALETTE["query"][0])
+        s.text(cx, base - h - 6, f"{w:.2f}" if w >= 0.01 else "<0.01", size=11)
+        s.box(x + 4, 318, bw - 8, 30, m, role="value", size=10)
+        s.path([(cx, 348), (cx, 362), (520, 380)], "value", arrow=False, width=0.8 + 5 * w)
+    s.path([(x0 - 10, base), (x0 + 7 * step + bw + 10, base)], "shape", arrow=False, width=0.8)
+    s.text(x0 + 5 * step + bw / 2, 122, "asks", size=11, role="query", italic=True)
+    s.arrow(520, 380, 520, 392, "value", width=2)
+    s.box(370, 394, 300, 40, f"它 after = {weights[0]:.2f} cat + {weights[2]:.2f} mouse + …", role="value",
+          size=12)
+    s.text(450, 456, "The pronoun's new vector is mostly cat: the score gap of 2 became a weight ratio of e².",
+           size=12, italic=True)
+    alt = (
+        "The sentence 猫 追 老鼠 ， 因为 它 饿 了 (the cat chases the mouse, because it is hungry), read for the "
+        "pronoun 它. Scan: 它 looks at all eight tokens. Score: a dot product of what 它 asks for with what each "
+        "token offers gives 4 for 猫, 2 for 老鼠 and for 它 itself, 0 for 追 and 饿, and -1 for the function "
+        f"words. Softmax: the weights are {weights[0]:.2f} for 猫, {weights[2]:.2f} for 老鼠 and small elsewhere, "
+        "all non-negative and summing to one. Mix: the new vector for 它 is the weighted sum of the tokens' "
+        "values, mostly cat."
+    )
+    return s, alt
+
+
+def _two_storey() -> tuple[_Svg, str]:
+    title = "The Transformer as a two-storey building: a reading team and a writing team"
+    s = _Svg(900, 470, title)
+    s.rect(15, 45, 870, 170, "query", fill="#F4F8FC", rx=10)
+    s.rect(15, 235, 870, 185, "key", fill="#FEF8EC", rx=10)
+    s.text(30, 203, "Upstairs · the writing team (decoder)", size=13, anchor="start", weight="bold", role="query")
+    s.text(30, 258, "Downstairs · the reading team (encoder)", size=13, anchor="start", weight="bold", role="key")
+    up, down = 95, 280  # top of the box rows
+    # downstairs: source -> badges and seats -> meeting rooms x N -> filing cabinet
+    s.box(30, down, 150, 70, "English source", "the cat sat", "on the mat", role="layer", size=12)
+    s.box(215, down, 170, 70, "ID badge + seat", "(embedding +", "positions)", role="layer", size=12)
+    s.box(420, down, 190, 70, "meeting room × N", "all read at once, talk", "(self-attention, FFN)", role="attention",
+          size=12)
+    s.box(645, down, 215, 70, "filing cabinet: memory", "one page of notes per word,", "all kept: (B, S, D)",
+          role="key", size=12)
+    for x1, x2 in ((180, 213), (385, 418), (610, 643)):
+        s.arrow(x1, down + 35, x2, down + 35, "layer")
+    # upstairs: written so far -> badges -> writing rooms x N -> guess the next word
+    s.box(30, up, 150, 70, "written so far", "猫 坐 在", role="layer", size=12)
+    s.box(215, up, 170, 70, "ID badge + seat", "(embedding +", "positions)", role="layer", size=12)
+    s.box(420, up, 190, 70, "writing room × N", "meet, no peeking ahead;", "then consult downstairs", role="attention",
+          size=12)
+    s.box(645, up, 130, 70, "guess the", "next word", "(Linear, softmax)", role="layer", size=12)
+    s.box(800, up + 15, 60, 40, "垫子", role="query", size=15)
+    for x1, x2 in ((180, 213), (385, 418), (610, 643), (775, 798)):
+        s.arrow(x1, up + 35, x2, up + 35, "layer")
+    # cross-attention: every writing room reads the cabinet
+    s.path([(752, down), (752, 228), (560, 228), (560, up + 72)], "key", width=2.5, dash=True)
+    s.text(550, 229, "cross-attention: K, V from the cabinet, in every writing room", size=11, role="key",
+           anchor="end", italic=True)
+    # autoregression: the word written is appended
+    s.path([(830, up + 15), (830, 68), (105, 68), (105, up - 2)], "query", dash=True)
+    s.text(450, 62, "the word written is appended and the next step begins (one word per step)", size=11,
+           role="query", italic=True)
+    s.text(450, 440, "Nothing is squeezed into one vector: the cabinet keeps one page per source word, and every",
+           size=12, italic=True)
+    s.text(450, 458, "writing room reads all of them, unlike chapter 02's single context vector.", size=12,
+           italic=True)
+    alt = (
+        "A two-storey building. Downstairs, the reading team (the encoder): the English source the cat sat on "
+        "the mat gets ID badges and seat numbers (embeddings and positions), then passes through N meeting rooms "
+        "where all words are read at once and talk to each other (self-attention and the feed-forward network), "
+        "and ends in a filing cabinet that keeps one page of notes per word, the memory of shape (B, S, D). "
+        "Upstairs, the writing team (the decoder) takes the Chinese written so far, 猫 坐 在, through its own "
+        "badges and N writing rooms, where it meets without peeking ahead and then consults the cabinet "
+        "downstairs (cross-attention), and guesses the next word, 垫子, which is appended for the next step."
+    )
+    return s, alt
+
+
+def _encoder_decoder_base() -> tuple[_Svg, str]:
+    title = "The full encoder-decoder at base size (Vaswani et al. 2017, Figure 1)"
+    s = _Svg(900, 660, title)
+    N, D, H, F = 6, 512, 8, 2048
+    s.text(450, 46, f"base: N = {N} layers each side, D = {D}, H = {H} heads of Dh = {D // H}, F = {F}; post-norm",
+           size=12, role="shape", italic=True)
+    ex, dx, w = 230, 670, 220  # column centres, box width
+
+    def column_foot(cx: float, tokens: str, shape: str) -> None:
+        s.text(cx, 640, tokens, size=12)
+        s.arrow(cx, 626, cx, 592, "layer")
+        s.box(cx - w / 2, 555, w, 36, "embedding × √D + positions", role="layer", size=12)
+        s.arrow(cx, 555, cx, 523, "residual", width=2.5)
+        s.shape(cx + 6, 542, shape)
+
+    def add_norm(cx: float, y: float) -> None:
+        s.box(cx - 70, y, 140, 22, "Add & LayerNorm", role="norm", size=11)
+
+    # encoder
+    s.text(ex, 76, "Encoder: reads the source", size=14, weight="bold")
+    column_foot(ex, "source tokens (B, S)", f"(B, S, {D})")
+    s.rect(ex - w / 2 - 20, 355, w + 40, 176, "cache", dash=True, fill="#FAFAFA")
+    s.text(ex - w / 2 - 26, 370, f"× {N}", size=14, anchor="end", weight="bold")
+    s.box(ex - w / 2, 480, w, 40, "multi-head self-attention", f"H = {H}, every token sees every token",
+          role="attention", size=11)
+    s.arrow(ex, 480, ex, 474, "layer")
+    add_norm(ex, 451)
+    s.arrow(ex, 451, ex, 442, "layer")
+    s.box(ex - w / 2, 402, w, 38, "feed-forward", f"{D} → {F} → {D}", role="layer", size=11)
+    s.arrow(ex, 402, ex, 394, "layer")
+    add_norm(ex, 371)
+    s.arrow(ex, 355, ex, 322, "residual", width=2.5)
+    s.text(ex, 314, f"memory (B, S, {D})", size=12, weight="bold")
+    # decoder
+    s.text(dx, 76, "Decoder: writes the target", size=14, weight="bold")
+    column_foot(dx, "target shifted right (B, L)", f"(B, L, {D})")
+    s.rect(dx - w / 2 - 20, 250, w + 40, 281, "cache", dash=True, fill="#FAFAFA")
+    s.text(dx + w / 2 + 26, 265, f"× {N}", size=14, anchor="start", weight="bold")
+    s.box(dx - w / 2, 480, w, 40, "masked multi-head self-attention", "causal: no peeking ahead", role="attention",
+          size=11)
+    s.arrow(dx, 480, dx, 474, "layer")
+    add_norm(dx, 451)
+    s.arrow(dx, 451, dx, 429, "layer")
+    s.box(dx - w / 2, 387, w, 40, "multi-head cross-attention", "Q from here; K, V from memory", role="key", size=11)
+    s.arrow(dx, 387, dx, 381, "layer")
+    add_norm(dx, 358)
+    s.arrow(dx, 358, dx, 340, "layer")
+    s.box(dx - w / 2, 300, w, 38, "feed-forward", f"{D} → {F} → {D}", role="layer", size=11)
+    s.arrow(dx, 300, dx, 294, "layer")
+    add_norm(dx, 271)
+    s.arrow(dx, 250, dx, 232, "residual", width=2.5)
+    s.box(dx - w / 2, 196, w, 34, "Linear D → V", role="layer", size=12)
+    s.arrow(dx, 196, dx, 178, "layer")
+    s.box(dx - w / 2, 142, w, 34, "softmax", role="layer", size=12)
+    s.arrow(dx, 142, dx, 122, "layer")
+    s.text(dx, 112, "next-token probabilities (B, L, V)", size=12, weight="bold")
+    # memory feeds every decoder layer's cross-attention
+    s.path([(ex, 300), (ex, 280), (470, 280), (470, 407), (dx - w / 2 - 2, 407)], "key", width=2.5)
+    s.text(462, 332, "K, V for the cross-attention", size=11, role="key", anchor="end", italic=True)
+    s.text(462, 346, f"of all {N} decoder layers", size=11, role="key", anchor="end", italic=True)
+    s.text(ex, 190, "Each sublayer is wrapped as", size=12, italic=True, role="shape")
+    s.text(ex, 208, "LayerNorm(x + Sublayer(x));", size=12, italic=True, role="shape")
+    s.text(ex, 226, "the shape stays (B, ·, D) throughout.", size=12, italic=True, role="shape")
+    alt = (
+        f"The Transformer of Vaswani et al. 2017 at base size: N = {N} layers on each side, D = {D}, H = {H} heads "
+        f"of Dh = {D // H}, feed-forward width F = {F}. Left, the encoder: source tokens of shape (B, S) are "
+        "embedded, scaled by the square root of D and given positions, then pass through N layers of "
+        "multi-head self-attention and a feed-forward network, each followed by a residual addition and "
+        f"LayerNorm, giving the memory of shape (B, S, {D}). Right, the decoder: the target shifted right, "
+        "(B, L), is embedded the same way and passes through N layers of masked (causal) self-attention, "
+        "cross-attention whose keys and values come from the memory, and a feed-forward network, each with "
+        "Add and LayerNorm; a final linear layer to the vocabulary and a softmax give next-token probabilities "
+        "of shape (B, L, V)."
+    )
+    return s, alt
+
+
 _BUILDERS: dict[str, Callable[[], tuple[_Svg, str]]] = {
     "transformer_block": _transformer_block,
     "multi_head": _multi_head,
     "qkv_dictionary": _qkv_dictionary,
     "masks": _masks,
     "unrolled_rnn": _unrolled_rnn,
+    "lstm_cell": _lstm_cell,
+    "gru_cell": _gru_cell,
     "seq2seq_bottleneck": lambda: _seq2seq(attention=False),
     "seq2seq_attention": lambda: _seq2seq(attention=True),
+    "scan_score_mix": _scan_score_mix,
+    "two_storey": _two_storey,
+    "encoder_decoder_base": _encoder_decoder_base,
     "kv_cache": _kv_cache,
     "three_families": _three_families,
     "gqa": _gqa,
