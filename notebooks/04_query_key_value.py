@@ -385,7 +385,7 @@ attn = attn_seed0
 # %% [markdown]
 # After a couple of hundred steps of 128 examples, each of three seeds retrieves the right value for
 # **100.0%**<!-- result: accuracy --> (mean) of 2,000 unseen memories, and on average
-# **0.85**<!-- result: on_match --> of its attention lands on the matching entry (up from 1/8 at
+# **0.84**<!-- result: on_match --> of its attention lands on the matching entry (up from 1/8 at
 # initialisation). The heatmap shows one test memory for seed 0: the query asks for a key, and the weight
 # goes to the entry that holds it.
 
@@ -421,7 +421,7 @@ assert (runs[[f"{n} ratio" for n in ("W_Q", "W_K", "W_V")]] > 3).all().all()
 # value half, W_K **7.54**<!-- result: wk_ratio.min -->–**8.20**<!-- result: wk_ratio.max -->×, and W_V
 # reads the value half **6.65**<!-- result: wv_ratio.min -->–**8.30**<!-- result: wv_ratio.max -->× more
 # strongly than the key half. W_Q learns to play down the query's random value id because it does not help to
-# find the entry; W_K ignores the entries' value ids for the same reason, and W_V reads them because they
+# find the entry; W_K plays down the entries' value ids for the same reason, and W_V reads them because they
 # are the answer. The key projection reads the sign, the value projection
 # reads the goods, exactly the split of the shopping analogy, found by gradient descent alone. One more
 # view: the score the trained model gives to a query for key id a against an entry with key id b is
@@ -463,8 +463,8 @@ plt.show()
 # - Sharing W_Q = W_K makes the scores symmetric and pulls most of each token's attention onto itself;
 #   separate projections let tokens look elsewhere, and one way.
 # - Trained on retrieval (three seeds), the projections discover the roles: W_K and W_Q read the key half
-#   of a vector and ignore the query's unrelated content, W_V reads the value half, and the attention lands
-#   on the matching entry.
+#   of a vector several times more strongly than the value half (for W_Q, the query's unrelated content),
+#   W_V the reverse, and the attention lands on the matching entry.
 
 # %% [markdown]
 # ## Exercises
