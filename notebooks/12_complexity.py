@@ -476,8 +476,9 @@ assert hoisted_products == 1 + waiting_32
 # At n = 32 the RNN issues **64**<!-- result: rnn_products_32 --> matrix products, two per step; the
 # **32**<!-- result: rnn_waiting_32 --> recurrent ones (h_{t−1} W_hh) each wait for the previous step's
 # output, and no rearrangement removes that chain. Attention issues **2**<!-- result: att_products_32 -->, at
-# any length, and neither waits for a position. On hardware with thousands of parallel lanes that is the whole story: two big products can fill
-# the device, n small dependent ones cannot.
+# any length, and neither waits for a position. On hardware with thousands of parallel lanes this is what
+# matters: two big products can fill the device, a chain of n small dependent ones cannot (sections 3 and
+# 6 measure what the chain costs on this machine).
 
 # %% [markdown]
 # ## 5 · Memory against n
@@ -561,10 +562,11 @@ torch.backends.mkldnn.enabled = onednn
 # %% [markdown]
 # The attention core and the convolution run near the ceiling (the ceiling is a practical one, measured on
 # a single 1024 × 1024 product, so a layer can land slightly above it); the RNN runs well below it, because every step re-reads its weights to multiply a
-# single vector. That gap, not the FLOP count, is why the RNN is slower at equal FLOPs. It widens on a GPU,
-# whose ceiling is set by thousands of lanes that a single vector per step cannot fill: the "order of
-# magnitude" of the seeds depends on the hardware, and the cell above measures it on yours. (A measurement
-# on one core says nothing about "100% GPU utilisation"; on a GPU, run this chapter again.)
+# single vector. That gap, not the FLOP count, is why the RNN is slower at equal FLOPs. On a GPU the
+# ceiling is set by thousands of lanes that a single vector per step cannot fill, so we expect the gap to
+# widen there, but the stored run cannot show it: the "order of magnitude" of the seeds depends on the
+# hardware, and the cell above measures it on yours. (A measurement on one core says nothing about
+# "100% GPU utilisation"; on a GPU, run this chapter again.)
 
 # %% [markdown]
 # ## 7 · The attention matrix at GPT-2's lengths
