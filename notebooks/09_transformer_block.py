@@ -564,8 +564,8 @@ plt.show()
 # %% [markdown]
 # The stack without residuals never leaves chance level: its loss stays at about
 # **2.08**<!-- result: loss_no_res --> nats, which is ln 8, the loss of guessing uniformly. The post-norm stack
-# learns, slowly (about **35**<!-- result: acc_post -->% of positions right after 200 steps without warm-up,
-# see section 7); the pre-norm stack solves the task (about **100**<!-- result: acc_pre -->%). The right-hand
+# learns, slowly (about **35**<!-- result: acc_post -->% of positions right after 200 steps without warm-up;
+# this budget says nothing about whether it would catch up later); the pre-norm stack solves the task (about **100**<!-- result: acc_pre -->%). The right-hand
 # plot shows why the first one is stuck: after training, its gradient shrinks by a factor of about
 # **2.3**<!-- result: shrink_per_layer --> per layer on the way down, and its first layer receives roughly
 # 10^**5**<!-- result: grad_ratio_log10 --> times less gradient than the first layer of the post-norm stack.
@@ -596,8 +596,10 @@ plt.show()
 # LayerNorm above it, each of which divides by the standard deviation of a sum that the residual made larger
 # than 1; so the gradient shrinks on its way down, more in a deeper stack. In pre-norm the residual path from
 # the loss to any layer is the identity, so every layer hears the loss at a similar volume. Xiong et al.
-# (2020) derived this, and it is why post-norm needs a learning-rate warm-up (the paper used 4,000 warm-up
-# steps) while pre-norm trains without one, as the 200 warm-up-free steps above suggest.
+# (2020) derived this and give it as the reason post-norm needs a learning-rate warm-up (the paper used
+# 4,000 warm-up steps) while pre-norm can train without one. Section 6 does not test that claim: all three
+# stacks there trained without warm-up for one short budget, so it shows post-norm learning more slowly in
+# those 200 steps, not that warm-up is what post-norm lacks.
 #
 # We measure it on `tformer`'s own `Encoder`, at initialisation, for stacks of 6, 24 and 48 layers. One random
 # initialisation gives a noisy profile, so each curve is the geometric mean over five.
@@ -806,8 +808,9 @@ print(f"biases of the attention projections and FFNs: {layer_biases:,}")
 #   (B, L, 2048) → (B, L, 512). Output shape = input shape, so layers stack to any depth.
 # - The residual is a photocopy of the notes: without it a 16-layer stack stays at chance, its position
 #   vectors collapse to nearly the same vector, and its first layer's gradient all but vanishes.
-# - Post-norm shrinks the gradient towards the input in deep stacks (hence warm-up); pre-norm keeps it
-#   even, but its residual stream grows, so pre-norm stacks end with a final LayerNorm.
+# - At initialisation post-norm shrinks the gradient towards the input in deep stacks (Xiong et al. 2020
+#   give this as the reason for warm-up); pre-norm does not starve the lower layers (they get more, not
+#   less), but its residual stream grows, so pre-norm stacks end with a final LayerNorm.
 # - At base size: attention **1,050,624**<!-- result: attn_params -->, FFN
 #   **2,099,712**<!-- result: ffn_params -->, encoder layer **3,152,384**<!-- result: enc_layer_params -->,
 #   decoder layer **4,204,032**<!-- result: dec_layer_params --> parameters; the whole model is
