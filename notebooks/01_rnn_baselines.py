@@ -532,8 +532,8 @@ plt.show()
 #   and each step is a small (B × D) · (D × 4D) product. Our Python loop pays the interpreter's overhead
 #   at every step; the fused C++ loop pays much less, but still L times, in order.
 # - Self-attention is faster per token than our Python loop at L = 256, but its time grows faster than
-#   either LSTM's (towards L² at long L: every token scores every other token), and at the longest length,
-#   L = 512, PyTorch's fused `nn.LSTM` is the faster of the two; in the stored run it already is at
+#   either LSTM's (every token scores every other token, so its work grows like L²), and at the longest
+#   length, L = 512, PyTorch's fused `nn.LSTM` is the faster of the two; in the stored run it already is at
 #   L = 256.
 #   On a 2-core CPU, which can barely run work in parallel, the sequential chain costs less than
 #   attention's quadratic arithmetic. There is no wall to see here.
