@@ -528,8 +528,9 @@ plt.show()
 # %% [markdown]
 # Read the table with care: on this CPU it does not show attention winning.
 #
-# - The recurrent curves are straight lines of slope about 1: the time is L times the cost of one step,
-#   and each step is a small (B × D) · (D × 4D) product. Our Python loop pays the interpreter's overhead
+# - The recurrent times grow roughly in proportion to L (the printed growth exponent of our loop; 1 means
+#   linear, and on a busy shared CPU the fit is noisy): the time is L times the cost of one step, and each
+#   step is a small (B × D) · (D × 4D) product. Our Python loop pays the interpreter's overhead
 #   at every step; the fused C++ loop pays much less, but still L times, in order.
 # - Self-attention is faster per token than our Python loop at L = 256, but its time grows faster than
 #   either LSTM's (every token scores every other token, so its work grows like L²), and at the longest
