@@ -114,10 +114,22 @@ assert torch.equal(first, second)
 # | Dh | width of one head, `head_dim` = D / H | 64 |
 # | F | feed-forward width, `d_ff` | 2048 |
 # | V | vocabulary size | one row of the output layer per token |
+# | d_k, d_v | width of a query/key vector and of a value vector (the paper's names); in multi-head attention d_k = d_v = Dh | 64 |
+# | D_in, H_hid | input width and hidden-state width of a recurrent layer (chapters 01, 02; `hidden_size` in code) | 32 |
+#
+# H on its own always counts heads; the hidden width of an RNN is H_hid, never a bare H.
 #
 # So a batch of embedded source sentences has shape (B, S, D); the attention weights of one multi-head layer
 # have shape (B, H, L, S): for every sentence, every head, and every query position, a distribution over
 # the key positions.
+#
+# **Rows or columns.** The recurrent chapters write vectors as columns, multiplied on the left, as the RNN
+# papers and PyTorch's `nn.RNN` documentation do: h_t = tanh(W_xh x_t + W_hh h_{t−1} + b) in chapter 01
+# (W_xh has shape (H_hid, D_in), exactly the shape of `weight_ih_l0`) and Bahdanau's score
+# vᵀ tanh(W_s s_{i−1} + W_h h_j) in chapters 02 and 03. From chapter 04 on, as in the Transformer paper, a
+# token's vector x is a **row**, multiplied on the right: q = x W_Q, and for a whole sentence Q = X W_Q with
+# one row per token, so W_Q has shape (D, d_k). In code the two meet in `nn.Linear`, which stores its weight
+# as (out, in) and computes x Wᵀ for row vectors x.
 #
 # Masks follow one convention everywhere: a boolean tensor where **True means "may attend"**, the same as
 # `torch.nn.functional.scaled_dot_product_attention`.
@@ -125,36 +137,40 @@ assert torch.equal(first, second)
 # %% [markdown]
 # ## Glossary (English · 中文)
 #
-# | term | 中文 | first met in |
-# |---|---|---|
-# | recurrent neural network (RNN) | 循环神经网络 | 01 |
-# | long short-term memory (LSTM) | 长短期记忆网络 | 01 |
-# | gated recurrent unit (GRU) | 门控循环单元 | 01 |
-# | vanishing / exploding gradient | 梯度消失 / 梯度爆炸 | 01 |
-# | encoder / decoder | 编码器 / 解码器 | 02 |
-# | context vector (bottleneck) | 上下文向量（信息瓶颈） | 02 |
-# | teacher forcing | 教师强制 | 02 |
-# | attention | 注意力 | 03 |
-# | query / key / value | 查询 / 键 / 值 | 04 |
-# | scaled dot-product attention | 缩放点积注意力 | 05 |
-# | softmax | 归一化指数函数 (softmax) | 05 |
-# | self-attention | 自注意力 | 06 |
-# | causal mask | 因果掩码 | 06 |
-# | padding mask | 填充掩码 | 06 |
-# | cross-attention | 交叉注意力 | 06 |
-# | multi-head attention | 多头注意力 | 07 |
-# | positional encoding | 位置编码 | 08 |
-# | rotary position embedding (RoPE) | 旋转位置编码 | 08 |
-# | residual connection | 残差连接 | 09 |
-# | layer normalisation | 层归一化 | 09 |
-# | feed-forward network (FFN) | 前馈网络 | 09 |
-# | autoregressive decoding | 自回归解码 | 10 |
-# | beam search | 束搜索 | 10 |
-# | KV cache | KV 缓存 | 10 |
-# | encoder-only / decoder-only | 仅编码器 / 仅解码器 | 11 |
-# | complexity | 复杂度 | 12 |
-# | grouped-query attention (GQA) | 分组查询注意力 | 13 |
-# | mixture of experts (MoE) | 混合专家 | 13 |
+# "First used" is the first chapter whose text or code uses the term; "explained" is where it is built or
+# defined. A term can be used a few chapters before it is explained (chapter 01 times a self-attention
+# layer against an RNN long before chapter 06 builds one).
+#
+# | term | 中文 | first used | explained |
+# |---|---|---|---|
+# | recurrent neural network (RNN) | 循环神经网络 | 01 | 01 |
+# | long short-term memory (LSTM) | 长短期记忆网络 | 01 | 01 |
+# | gated recurrent unit (GRU) | 门控循环单元 | 01 | 01 |
+# | vanishing / exploding gradient | 梯度消失 / 梯度爆炸 | 01 | 01 |
+# | encoder / decoder | 编码器 / 解码器 | 02 | 02 |
+# | context vector (bottleneck) | 上下文向量（信息瓶颈） | 02 | 02 |
+# | teacher forcing | 教师强制 | 02 | 02 |
+# | attention | 注意力 | 01 | 02 (Bahdanau), 03 |
+# | query / key / value | 查询 / 键 / 值 | 03 | 04 |
+# | scaled dot-product attention | 缩放点积注意力 | 03 | 05 |
+# | softmax | 归一化指数函数 (softmax) | 02 | 03 |
+# | self-attention | 自注意力 | 01 | 06 |
+# | causal mask | 因果掩码 | 02 | 06 |
+# | padding mask | 填充掩码 | 06 | 06 |
+# | cross-attention | 交叉注意力 | 03 | 06 |
+# | multi-head attention | 多头注意力 | 01 | 07 |
+# | positional encoding | 位置编码 | 08 | 08 |
+# | rotary position embedding (RoPE) | 旋转位置编码 | 08 | 08 |
+# | residual connection | 残差连接 | 07 | 09 |
+# | layer normalisation | 层归一化 | 09 | 09 |
+# | feed-forward network (FFN) | 前馈网络 | 07 | 09 |
+# | autoregressive decoding | 自回归解码 | 10 | 10 |
+# | beam search | 束搜索 | 10 | 10 |
+# | KV cache | KV 缓存 | 10 | 10 |
+# | encoder-only / decoder-only | 仅编码器 / 仅解码器 | 11 | 11 |
+# | complexity | 复杂度 | 12 | 12 |
+# | grouped-query attention (GQA) | 分组查询注意力 | 13 | 13 |
+# | mixture of experts (MoE) | 混合专家 | 09 | 13 |
 
 # %% [markdown]
 # ## Chapter map

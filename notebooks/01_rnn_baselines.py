@@ -46,8 +46,8 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 # - the gates of the LSTM (长短期记忆网络) and the GRU (门控循环单元), each proven equal to PyTorch's module;
 # - vanishing and exploding gradients (梯度消失 / 梯度爆炸), measured as ‖∂h_T/∂h_t‖ against the distance
 #   T − t, and what the measurement says about the folklore that "RNN gradients vanish after 20–30 steps";
-# - the sequential wall: forward time against sequence length for a recurrent loop and for one
-#   self-attention layer;
+# - the sequential chain: forward time against sequence length for a recurrent loop and for one
+#   self-attention layer, and why a CPU does not show attention winning;
 # - how far back each cell can remember, on a recall task with a controlled dependency distance;
 # - why an LSTM has four times the parameters of a plain RNN, and a GRU three times.
 #
@@ -183,15 +183,15 @@ diagrams.show("lstm_cell")
 # %%
 def lstm_by_hand(x, w_ih, w_hh, b_ih, b_hh):
     """LSTM over x (L, D_in) from zero state, gates written out; returns h (L, H_hid)."""
-    H = w_hh.shape[1]
-    h, c = torch.zeros(H), torch.zeros(H)
+    hidden_size = w_hh.shape[1]  # H_hid
+    h, c = torch.zeros(hidden_size), torch.zeros(hidden_size)
     out = []
     for x_t in x:
         z = w_ih @ x_t + b_ih + w_hh @ h + b_hh  # (4·H_hid,)
-        i = torch.sigmoid(z[0 * H : 1 * H])  # input gate
-        f = torch.sigmoid(z[1 * H : 2 * H])  # forget gate
-        g = torch.tanh(z[2 * H : 3 * H])  # candidate
-        o = torch.sigmoid(z[3 * H : 4 * H])  # output gate
+        i = torch.sigmoid(z[0 * hidden_size : 1 * hidden_size])  # input gate
+        f = torch.sigmoid(z[1 * hidden_size : 2 * hidden_size])  # forget gate
+        g = torch.tanh(z[2 * hidden_size : 3 * hidden_size])  # candidate
+        o = torch.sigmoid(z[3 * hidden_size : 4 * hidden_size])  # output gate
         c = f * c + i * g
         h = o * torch.tanh(c)
         out.append(h)
@@ -214,15 +214,15 @@ diagrams.show("gru_cell")
 # %%
 def gru_by_hand(x, w_ih, w_hh, b_ih, b_hh):
     """GRU over x (L, D_in) from zero state, gates written out; returns h (L, H_hid)."""
-    H = w_hh.shape[1]
-    h = torch.zeros(H)
+    hidden_size = w_hh.shape[1]  # H_hid
+    h = torch.zeros(hidden_size)
     out = []
     for x_t in x:
         gx = w_ih @ x_t + b_ih  # (3·H_hid,)
         gh = w_hh @ h + b_hh  # (3·H_hid,)
-        r = torch.sigmoid(gx[:H] + gh[:H])  # reset gate
-        z = torch.sigmoid(gx[H : 2 * H] + gh[H : 2 * H])  # update gate
-        n = torch.tanh(gx[2 * H :] + r * gh[2 * H :])  # candidate
+        r = torch.sigmoid(gx[:hidden_size] + gh[:hidden_size])  # reset gate
+        z = torch.sigmoid(gx[hidden_size : 2 * hidden_size] + gh[hidden_size : 2 * hidden_size])  # update gate
+        n = torch.tanh(gx[2 * hidden_size :] + r * gh[2 * hidden_size :])  # candidate
         h = (1 - z) * n + z * h
         out.append(h)
     return torch.stack(out)  # (L, H_hid)
@@ -316,9 +316,9 @@ def rnn_jacobian_norms_by_hand(cell, inputs):
 
 
 seed_everything(0)
-H = 32
-check_cell = RNN(H, H).double()
-check_x = torch.randn(12, H, dtype=torch.float64)
+H_HID = 32  # hidden width H_hid (and input width D_in); a bare H would be a number of heads (chapter 00)
+check_cell = RNN(H_HID, H_HID).double()
+check_x = torch.randn(12, H_HID, dtype=torch.float64)
 torch.testing.assert_close(
     rnn_jacobian_norms_by_hand(check_cell, check_x),
     hidden_state_jacobian_norms(check_cell, check_x),
@@ -338,23 +338,25 @@ print("closed form == autograd chain (float64, rtol 1e-10)")
 # %%
 T = 100
 seed_everything(0)
-sweep_x = torch.randn(T, H, dtype=torch.float64)  # (L, D_in)
+sweep_x = torch.randn(T, H_HID, dtype=torch.float64)  # (L, D_in)
 curves = {}
+saturation = {}  # mean of 1 − h_s² along the sequence: the tanh factor in every step Jacobian
 for gain in (0.5, 1.0, 1.5, 2.0):
     seed_everything(1)
-    cell = RNN(H, H).double()
+    cell = RNN(H_HID, H_HID).double()
     with torch.no_grad():
-        cell.weight_hh_l0.copy_(torch.randn(H, H, dtype=torch.float64) * gain / math.sqrt(H))
+        cell.weight_hh_l0.copy_(torch.randn(H_HID, H_HID, dtype=torch.float64) * gain / math.sqrt(H_HID))
+        saturation[gain] = float((1 - cell(sweep_x[None])[0] ** 2).mean())
     curves[f"RNN, g = {gain}"] = rnn_jacobian_norms_by_hand(cell, sweep_x)
 seed_everything(1)
-default_cell = RNN(H, H).double()
+default_cell = RNN(H_HID, H_HID).double()
 curves["RNN, torch default"] = rnn_jacobian_norms_by_hand(default_cell, sweep_x)
 rho_default = float(torch.linalg.eigvals(default_cell.weight_hh_l0.detach()).abs().max())
 print(f"spectral radius of the default W_hh: {rho_default:.2f}")
 seed_everything(1)
-curves["LSTM, torch default"] = hidden_state_jacobian_norms(LSTM(H, H).double(), sweep_x)
+curves["LSTM, torch default"] = hidden_state_jacobian_norms(LSTM(H_HID, H_HID).double(), sweep_x)
 seed_everything(1)
-curves["GRU, torch default"] = hidden_state_jacobian_norms(GRU(H, H).double(), sweep_x)
+curves["GRU, torch default"] = hidden_state_jacobian_norms(GRU(H_HID, H_HID).double(), sweep_x)
 distance = torch.arange(T - 1, -1, -1, dtype=torch.float64)  # T − t for t = 1..T
 
 
@@ -381,6 +383,11 @@ for name, norms in curves.items():
     print(
         f"{name:<20} {slope:>21.3f} {10**slope:>12.3f} {summary[name][1]!s:>16} {float(norms[T - 1 - 25]):>11.1e}"
     )
+far = distance >= 25  # distances 25 to T − 1
+print(f"\n{'gain g':<8} {'mean 1 − h²':>12} {'norm over distances 25–99':>27}")
+for gain in saturation:
+    norms = curves[f"RNN, g = {gain}"][far]
+    print(f"{gain:<8} {saturation[gain]:>12.3f} {float(norms.min()):>13.2e} – {float(norms.max()):.2e}")
 
 # %%
 fig, ax = plt.subplots(figsize=(7.5, 4.5))
@@ -409,6 +416,15 @@ results.record("steps_g1", summary["RNN, g = 1.0"][1])
 results.record("steps_g15", summary["RNN, g = 1.5"][1])
 results.record("norm25_g2", curves["RNN, g = 2.0"][T - 1 - 25])
 results.record("rho_default", rho_default)
+results.record("factor_lstm", 10 ** summary["LSTM, torch default"][0])
+results.record("factor_gru", 10 ** summary["GRU, torch default"][0])
+g2_far = curves["RNN, g = 2.0"][far]
+results.record("g2_far_min", g2_far.min())
+results.record("g2_far_max", g2_far.max())
+results.record("sat_g05", saturation[0.5])
+results.record("sat_g2", saturation[2.0])
+assert g2_far.max() < 2 * curves["RNN, g = 2.0"][T - 1 - 25]  # a plateau, not a growing explosion
+assert saturation[0.5] > saturation[1.0] > saturation[1.5] > saturation[2.0]
 assert (
     rnn_default_slope < -0.1
     and summary["RNN, g = 0.5"][0] < summary["RNN, g = 1.0"][0] < summary["RNN, g = 1.5"][0]
@@ -427,24 +443,30 @@ print("recorded")
 # - **"Gradients vanish after 20–30 steps" is not a law.** With the default initialisation the gradient
 #   is already 100 times weaker after **9**<!-- result: steps_rnn_default --> steps, long before step
 #   20. With gain g = 1 it takes **22**<!-- result: steps_g1 --> steps, with g = 1.5
-#   **88**<!-- result: steps_g15 -->, and with g = 2 it never vanishes: it *explodes* instead, to
-#   **184**<!-- result: norm25_g2 --> at distance 25. Where the gradient dies depends on the weight scale
-#   (and, during training, on what the weights learn); the folklore number describes one common regime,
-#   not the RNN.
+#   **88**<!-- result: steps_g15 -->, and with g = 2 it never falls below 1e-2 within the 100 steps.
+#   Where the gradient dies depends on the weight scale (and, during training, on what the weights
+#   learn); the folklore number describes one common regime, not the RNN.
+# - **Large weights give growth that levels off, not an explosion without bound.** With g = 2 the norm
+#   grows to **184**<!-- result: norm25_g2 --> at distance 25 and then stays on a plateau: between
+#   **47**<!-- result: g2_far_min --> and **311**<!-- result: g2_far_max --> at every distance from 25 to 99.
+#   The tanh holds it back. Larger weights push more units towards ±1, where the factor 1 − h_s² in every
+#   step Jacobian is small: its mean along the sequence falls from **0.765**<!-- result: sat_g05 --> at
+#   g = 0.5 to **0.434**<!-- result: sat_g2 --> at g = 2.
 # - **At initialisation the LSTM and GRU vanish only a little more slowly.** Their forget and update gates
-#   start near σ(0) = 0.5, so the cell "highway" halves what it carries at each step: slopes of
-#   **−0.222**<!-- result: slope_lstm --> (LSTM) and **−0.204**<!-- result: slope_gru --> (GRU) decades
-#   per step, 100× weaker after **10**<!-- result: steps_lstm --> and
-#   **13**<!-- result: steps_gru --> steps. What the gates add is the *ability to learn* a factor near 1:
+#   start near σ(0) = 0.5, and the measured factor per step is of that size:
+#   **0.600**<!-- result: factor_lstm --> for the LSTM and **0.625**<!-- result: factor_gru --> for the GRU
+#   (slopes of **−0.222**<!-- result: slope_lstm --> and **−0.204**<!-- result: slope_gru --> decades per
+#   step), 100× weaker after **10**<!-- result: steps_lstm --> and **13**<!-- result: steps_gru --> steps. What the gates add is the *ability to learn* a factor near 1:
 #   a forget gate that saturates at 1 passes c_{t−1} through untouched, which a tanh RNN cannot do without
 #   also risking explosion. Section 6 measures whether training finds it.
 #
-# ## 5. The sequential wall, measured
+# ## 5. The sequential chain, timed on a CPU
 #
 # The second weakness is speed. Step t needs h_{t−1}, so an RNN layer over L tokens is L small operations
 # one after another, however many cores the machine has. One self-attention layer (chapter 06) computes
 # every position at once with a few large matrix products; its arithmetic grows like L², but none of it
-# waits for a previous step. We time one forward pass (batch B = 8, width D = 128) of: our LSTM (a Python
+# waits for a previous step. Which of the two costs more time depends on the hardware; here is what a CPU
+# shows. We time one forward pass (batch B = 8, width D = 128) of: our LSTM (a Python
 # loop of `step` calls), PyTorch's fused `nn.LSTM` (the same loop, in C++), and `MultiHeadAttention` with
 # 4 heads. Each time is the fastest of several runs; the numbers change from machine to machine, so the
 # cell is not compared by the tests, but it asserts the shape of the result.
@@ -503,8 +525,17 @@ print(f"growth exponent of our LSTM loop: {loop_exponent:.2f} (1 = linear)")
 mid = lengths.index(256) if 256 in lengths else 1
 per_token = {name: timings[name][mid] / lengths[mid] * 1e6 for name in contenders}
 print(f"at L = {lengths[mid]}: " + ", ".join(f"{name} {v:.1f} µs/token" for name, v in per_token.items()))
+fastest = [min(contenders, key=lambda name: timings[name][k]) for k in range(len(lengths))]
+print("fastest at each L:", ", ".join(f"{L}: {name}" for L, name in zip(lengths, fastest, strict=True)))
+attention_growth = timings["self-attention (4 heads)"][-1] / timings["self-attention (4 heads)"][-2]
+fused_growth = timings["nn.LSTM (fused C++ loop)"][-1] / timings["nn.LSTM (fused C++ loop)"][-2]
+print(f"time ratio between the two longest lengths: self-attention {attention_growth:.1f}×, "
+      f"nn.LSTM {fused_growth:.1f}×")
 assert 0.5 < loop_exponent < 1.6, loop_exponent  # about 1: linear in L
 assert per_token["self-attention (4 heads)"] < per_token["our LSTM (Python loop)"]
+if not BIG:  # what the CPU run shows, and the prose below says
+    assert timings["nn.LSTM (fused C++ loop)"][-1] < timings["self-attention (4 heads)"][-1]
+    assert attention_growth > fused_growth
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -517,21 +548,22 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Read the plot with care; it says something more precise than "attention is faster".
+# Read the table with care: on this CPU it does not show attention winning.
 #
-# - The recurrent curves are straight lines of slope about 1: the time is L times the cost of one step,
-#   and each step is a small (B × D) · (D × 4D) product that leaves most of the hardware idle. Our Python
-#   loop pays the interpreter's overhead at every step; the fused C++ loop pays much less, but still L
-#   times, in order.
-# - Self-attention bends upwards: its arithmetic grows like L² (every token scores every other token),
-#   and on a 2-core CPU, which can barely run work in parallel, torch's fused LSTM can be as fast or faster
-#   at long L. A CPU is not where the wall shows.
-# - What attention removes is the *chain*: its L positions have no step-to-step dependency, so parallel
-#   hardware (a GPU has thousands of lanes) computes them at once, while an RNN must spend L dependent
-#   steps whatever the hardware. Run this notebook on a GPU (`BIG` switches to longer sequences) and the
-#   recurrent lines stay straight while attention stays nearly flat until the GPU is saturated. That, not
-#   a smaller operation count, is why the Transformer trains faster (chapter 12 measures the quadratic
-#   cost it pays in return).
+# - The recurrent times grow roughly in proportion to L (the printed growth exponent of our loop; 1 means
+#   linear, and on a busy shared CPU the fit is noisy): the time is L times the cost of one step, and each
+#   step is a small (B × D) · (D × 4D) product. Our Python loop pays the interpreter's overhead
+#   at every step; the fused C++ loop pays much less, but still L times, in order.
+# - Self-attention is faster per token than our Python loop at L = 256, but its time grows faster than
+#   either LSTM's (every token scores every other token, so its work grows like L²), and at the longest
+#   length, L = 512, PyTorch's fused `nn.LSTM` is the faster of the two; in the stored run it already is at
+#   L = 256.
+#   On a 2-core CPU, which can barely run work in parallel, the sequential chain costs less than
+#   attention's quadratic arithmetic. There is no wall to see here.
+# - What attention removes is the *chain*: its L positions have no step-to-step dependency, so hardware
+#   with many parallel lanes can compute them at once, while an RNN must spend L dependent steps whatever
+#   the hardware. Whether that pays off is a question for such hardware: chapter 12 counts the dependent
+#   steps and measures the quadratic cost attention pays in return.
 #
 # ## 6. How far back can each cell remember?
 #
@@ -647,11 +679,12 @@ plt.show()
 #   `tformer.baselines.rnn` cells reproduce `torch.nn.RNN/LSTM/GRU` to float32 rounding.
 # - The LSTM (4 weight blocks) and GRU (3 blocks) add sigmoid gates; their parameter counts are exactly 4×
 #   and 3× the plain RNN's.
-# - ‖∂h_T/∂h_t‖ falls (or grows) geometrically with distance, at a rate set by the weight scale; the
-#   "20–30 steps" rule is one regime, not a law (under 10 steps at PyTorch's default initialisation,
-#   never for large weights, which explode instead).
+# - ‖∂h_T/∂h_t‖ falls geometrically with distance, at a rate set by the weight scale; the "20–30 steps"
+#   rule is one regime, not a law (under 10 steps at PyTorch's default initialisation, never within 100
+#   steps at g = 2, where the norm grows to a plateau that the tanh's saturation holds).
 # - An RNN layer is L dependent steps: time grows linearly in L and parallel hardware cannot shorten the
-#   chain; self-attention has no chain but does L² work.
+#   chain; self-attention has no chain but does L² work, and on a 2-core CPU the fused LSTM is the faster
+#   of the two at long L.
 # - With equal training budgets, gated cells (here the GRU) bridge dependency distances at which a plain RNN
 #   is at chance.
 #

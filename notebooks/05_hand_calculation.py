@@ -254,12 +254,53 @@ assert torch.allclose(slip, torch.tensor([0.85, 1.25], dtype=torch.float64))  # 
 assert round(output_by_hand[1].item(), 2) == 1.24
 
 # %% [markdown]
-# The rounded chain reproduces the article's **1.25**<!-- result: slip_out_1 --> exactly. The culprit is
-# 老鼠: its scaled score 0.4950 was rounded up to 0.50 before the exponential, so its weight came out as
-# **0.25**<!-- result: slip_w_mouse --> instead of 0.2450, and that excess was then multiplied by a value
-# of 2. Even the exact weights, rounded once to two decimals, give
-# **1.23**<!-- result: rounded_once_out_1 -->: a rounded weight multiplied by a value of 3 (追) triples
-# its rounding error. The rule is the one from school: carry full precision and round once, at the end.
+# Where does each hundredth come from? The second output component is Σ weight × value[1], so each token
+# adds (its rounded weight − its exact weight) × value[1] to the error. The table splits the error of both
+# rounded outputs by token.
+
+# %%
+errors = pd.DataFrame(
+    {"value[1]": values[:, 1],
+     "rounded chain: error": (weights_2 - weights_by_hand) * values[:, 1],
+     "rounded once: error": (weights_exact_rounded - weights_by_hand) * values[:, 1]},
+    index=tokens,
+)
+print((errors + 0.0).round(4).to_string())  # + 0.0 turns -0.0 (它: value 0) into 0.0
+print(f"total error: rounded chain {(slip[1] - output_by_hand[1]).item():+.4f}, "
+      f"rounded once {(from_rounded_weights[1] - output_by_hand[1]).item():+.4f}")
+print(f"sum of the weights: rounded chain {weights_2.sum().item():.2f}, "
+      f"rounded once {weights_exact_rounded.sum().item():.2f}")
+article_scaled = 0.7 / 1.41  # 老鼠's score divided by √2 rounded to 1.41, as the article does
+print(f"老鼠's scaled score: 0.7 / 1.41 = {article_scaled:.4f}  (exact 0.7 / √2 = {scaled[2].item():.4f})")
+print(f"老鼠's weight: rounded chain {weights_2[2].item():.2f} = round({exps_2[2].item():.2f} / {total_2.item():.2f}"
+      f" = {(exps_2[2] / total_2).item():.4f}),  exact {weights_by_hand[2].item():.5f}")
+results.record("article_scaled_mouse", article_scaled)
+results.record("exact_scaled_mouse", scaled[2].item())
+results.record("chain_err_mouse", errors.iloc[2, 1])
+results.record("chain_err_total", (slip[1] - output_by_hand[1]).item())
+results.record("once_err_mouse", errors.iloc[2, 2])
+results.record("once_err_total", (from_rounded_weights[1] - output_by_hand[1]).item())
+results.record("once_weight_sum", weights_exact_rounded.sum().item())
+results.record("chain_ratio_mouse", (exps_2[2] / total_2).item())
+results.record("exact_w_mouse_5dp", weights_by_hand[2].item())
+largest = errors.abs().idxmax()  # the token with the largest error in each column
+assert largest["rounded chain: error"] == "老鼠" and largest["rounded once: error"] == "老鼠"
+
+# %% [markdown]
+# The rounded chain reproduces the article's **1.25**<!-- result: slip_out_1 --> exactly, and in both
+# rounded outputs the largest error is 老鼠's. Its exact weight, **0.24497**<!-- result: exact_w_mouse_5dp -->,
+# sits just below the point where rounding flips, so a small slip earlier decides which way it goes. The
+# article divides by √2 rounded to 1.41, which gives 老鼠 a scaled score of
+# **0.4965**<!-- result: article_scaled_mouse --> instead of **0.4950**<!-- result: exact_scaled_mouse -->;
+# that rounds to 0.50 (the exact score would round to 0.49), e^0.50 = 1.65, and 1.65 / 6.71 =
+# **0.2459**<!-- result: chain_ratio_mouse --> rounds to **0.25**<!-- result: slip_w_mouse -->. Times
+# 老鼠's value of 2, the excess adds **+0.0101**<!-- result: chain_err_mouse --> to the output, most of the
+# total error of **+0.0092**<!-- result: chain_err_total --> (猫 and 追 nearly cancel). Rounding the exact
+# weights once is no cure: 老鼠's 0.24497 now rounds down to 0.24, contributing
+# **−0.0099**<!-- result: once_err_mouse --> of the total **−0.0108**<!-- result: once_err_total -->; the
+# four rounded weights sum to only **0.99**<!-- result: once_weight_sum -->, and the output falls to
+# **1.23**<!-- result: rounded_once_out_1 -->. The rule is the one from school: carry full precision
+# through every step, and round once, at the end.
 # The correct output is **[0.85, 1.24]**<!-- result: out_1 -->, or **1.2408**<!-- result: out_1 --> for the
 # second component to four places.
 #

@@ -274,9 +274,42 @@ plt.show()
 
 # %% [markdown]
 # How the mask acts: before the softmax, every blocked score is replaced by −∞. Since e^(−∞) = 0, blocked
-# keys get weight exactly 0 and the allowed weights still sum to 1. (Not −1e9: that number does not fit in
-# float16 and silently becomes −∞ anyway, and a milder −1e4 is not small enough to be ignored by the
-# softmax.)
+# keys get weight exactly 0 and the allowed weights still sum to 1.
+#
+# Many implementations fill with a large finite number instead. Two of them, tried on one row with two
+# allowed and two blocked keys, in float32 and float16:
+
+# %%
+row = torch.tensor([1.0, 2.0, 3.0, 4.0])
+row_mask = torch.tensor([True, True, False, False])  # two allowed keys, two blocked
+half_max = results.record("float16_max", torch.finfo(torch.float16).max)
+print("largest float16 number:", int(half_max))
+for dtype in (torch.float32, torch.float16):
+    try:
+        row.to(dtype).masked_fill(~row_mask, -1e9)
+        big_fill = "works"
+    except RuntimeError as error:  # float16 holds at most half_max
+        big_fill = f"RuntimeError: {error}"
+    blocked = torch.softmax(row.to(dtype).masked_fill(~row_mask, -1e4), dim=-1)[~row_mask]
+    assert torch.all(blocked == 0)
+    print(f"{dtype}, fill -1e9: {big_fill}")
+    print(f"{dtype}, fill -1e4: blocked keys get weights {blocked.tolist()}")
+
+no_key = torch.zeros(4, dtype=torch.bool)  # a row in which every key is blocked
+finite_row = torch.softmax(row.masked_fill(~no_key, -1e4), dim=-1)
+infinite_row = torch.softmax(row.masked_fill(~no_key, float("-inf")), dim=-1)
+assert torch.all(finite_row == 0.25) and infinite_row.isnan().all()
+uniform_weight = results.record("fully_masked_uniform", finite_row[0].item())
+print("every key blocked, fill -1e4:", finite_row.tolist())
+print("every key blocked, fill -inf:", infinite_row.tolist())
+
+# %% [markdown]
+# −1e9 is not an option in float16: it is larger than the biggest float16 number (**65504**<!-- result: float16_max -->), and `masked_fill`
+# refuses with a RuntimeError. −1e4 fits, and on this row it blocks just as well as −∞: e^(−1e4) rounds to
+# exactly 0 in both dtypes. The two fills differ on a row in which *every* key is blocked. With −1e4 all
+# scores are equal, the softmax returns a uniform **0.25**<!-- result: fully_masked_uniform --> per key, and
+# the query quietly averages the very words it was forbidden to see. With −∞ the same row gives NaN (0/0),
+# which is loud. The book uses −∞ and handles such rows explicitly (section 5).
 
 # %%
 D_small = 8

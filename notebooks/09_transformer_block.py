@@ -199,10 +199,49 @@ print(f"max |by hand - FeedForward| {below((ours - ffn(x)).abs().max(), 1e-12)} 
 print("position 3 on its own gives the same output as inside the sentence: the FFN never mixes positions")
 
 # %% [markdown]
-# The FFN is the only part of the layer that does not mix positions: feeding one position alone gives the
-# same output as feeding the whole sentence. All communication between words happens in the meeting
-# (attention); all per-word processing happens here. Section 8 counts its parameters: about two thirds of an
-# encoder layer.
+# The FFN does not mix positions: feeding one position alone gives the same output as feeding the whole
+# sentence. It is not alone in that. Which parts of a layer let one word's output depend on the other words?
+# Change every word except word 3 and look at word 3's output after each part on its own:
+
+# %%
+others_changed = x.clone()
+others_changed[:, [0, 1, 2, 4]] = torch.randn(2, 4, D, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+seed_everything(0)
+attention_part = MultiHeadAttention(D, H).double()
+norm_part = nn.LayerNorm(D).double()
+dropout_part = nn.Dropout(0.1)  # in training mode: the same random mask for both inputs (same seed)
+sublayer_out = torch.randn(2, 5, D, generator=torch.Generator().manual_seed(2), dtype=torch.float64)  # a fixed f
+
+
+def with_seed(part):
+    """Run `part` with a fixed random state, so dropout draws the same mask for both inputs."""
+    def run(t):
+        torch.manual_seed(0)
+        return part(t)
+    return run
+
+
+parts = {
+    "self-attention": lambda t: attention_part(t, t, t)[0],
+    "residual (x + f)": lambda t: t + sublayer_out,
+    "LayerNorm": norm_part,
+    "FFN": ffn,
+    "dropout (training)": with_seed(dropout_part),
+}
+mixes = {}
+for name, part in parts.items():
+    with torch.no_grad():
+        moved = (part(x)[:, 3] - part(others_changed)[:, 3]).abs().max().item()
+    mixes[name] = moved > 0
+    print(f"{name:<20} word 3's output moves when the other words change: {mixes[name]}")
+assert mixes == {"self-attention": True, "residual (x + f)": False, "LayerNorm": False, "FFN": False,
+                 "dropout (training)": False}
+
+# %% [markdown]
+# Only attention mixes positions. The residual addition, LayerNorm (it normalises over one token's D
+# features), the FFN and dropout all act on each position separately. All communication between words
+# happens in the meeting (attention); everything else in the layer is per-word processing. Section 8
+# counts the FFN's parameters: about two thirds of an encoder layer.
 
 # %% [markdown]
 # ## 4. The block, assembled, equals `EncoderLayer` and PyTorch's layer
@@ -533,8 +572,8 @@ plt.show()
 # %% [markdown]
 # The stack without residuals never leaves chance level: its loss stays at about
 # **2.08**<!-- result: loss_no_res --> nats, which is ln 8, the loss of guessing uniformly. The post-norm stack
-# learns, slowly (about **35**<!-- result: acc_post -->% of positions right after 200 steps without warm-up,
-# see section 7); the pre-norm stack solves the task (about **100**<!-- result: acc_pre -->%). The right-hand
+# learns, slowly (about **35**<!-- result: acc_post -->% of positions right after 200 steps without warm-up;
+# this budget says nothing about whether it would catch up later); the pre-norm stack solves the task (about **100**<!-- result: acc_pre -->%). The right-hand
 # plot shows why the first one is stuck: after training, its gradient shrinks by a factor of about
 # **2.3**<!-- result: shrink_per_layer --> per layer on the way down, and its first layer receives roughly
 # 10^**5**<!-- result: grad_ratio_log10 --> times less gradient than the first layer of the post-norm stack.
@@ -565,8 +604,10 @@ plt.show()
 # LayerNorm above it, each of which divides by the standard deviation of a sum that the residual made larger
 # than 1; so the gradient shrinks on its way down, more in a deeper stack. In pre-norm the residual path from
 # the loss to any layer is the identity, so every layer hears the loss at a similar volume. Xiong et al.
-# (2020) derived this, and it is why post-norm needs a learning-rate warm-up (the paper used 4,000 warm-up
-# steps) while pre-norm trains without one, as the 200 warm-up-free steps above suggest.
+# (2020) derived this and give it as the reason post-norm needs a learning-rate warm-up (the paper used
+# 4,000 warm-up steps) while pre-norm can train without one. Section 6 does not test that claim: all three
+# stacks there trained without warm-up for one short budget, so it shows post-norm learning more slowly in
+# those 200 steps, not that warm-up is what post-norm lacks.
 #
 # We measure it on `tformer`'s own `Encoder`, at initialisation, for stacks of 6, 24 and 48 layers. One random
 # initialisation gives a noisy profile, so each curve is the geometric mean over five.
@@ -739,6 +780,11 @@ print(f"the paper's 65 M minus the shared-embedding count: {results.record('gap_
 results.record("embedding_m", embedding / 1e6)
 print(f"FFN share of the shared-embedding model: {ffn_share_model:.1f}%")
 print(f"vocabulary that would make the shared model exactly 65 M: {implied_vocab:,.0f}")
+layer_biases = results.record("layer_biases", sum(
+    module.bias.numel() for stack in (base_shared.encoder, base_shared.decoder)
+    for module in stack.modules() if isinstance(module, nn.Linear) and module.bias is not None))
+assert layer_biases == 18 * 4 * D + 12 * (FF + D)  # 18 attention blocks (4 projections each), 12 FFNs
+print(f"biases of the attention projections and FFNs: {layer_biases:,}")
 
 # %% [markdown]
 # Only the fully shared variant comes near the paper: **63.1**<!-- result: params_shared_m --> M
@@ -748,7 +794,8 @@ print(f"vocabulary that would make the shared model exactly 65 M: {implied_vocab
 # **44,138,496**<!-- result: params_non_embedding --> in every variant. So the paper's 65 M implies the
 # three-way sharing. The remaining **1.9**<!-- result: gap_m --> M is within the paper's rounding of "about 37,000" tokens: a shared
 # vocabulary of about **40,666**<!-- result: implied_vocab --> tokens would give exactly 65 M. (Implementation
-# details such as biases in the projections shift the count by a few thousand, not millions.)
+# details such as biases shift the count by tens of thousands, not millions: all the biases of the
+# attention projections and FFNs together are **67,584**<!-- result: layer_biases --> parameters.)
 #
 # And the source article's "FFN ≈ 2/3 of the whole model" is wrong for the whole model: the twelve FFNs hold
 # **39.9**<!-- result: ffn_share_model -->% of the shared-embedding base model. Two thirds is the FFN's share
@@ -769,8 +816,9 @@ print(f"vocabulary that would make the shared model exactly 65 M: {implied_vocab
 #   (B, L, 2048) → (B, L, 512). Output shape = input shape, so layers stack to any depth.
 # - The residual is a photocopy of the notes: without it a 16-layer stack stays at chance, its position
 #   vectors collapse to nearly the same vector, and its first layer's gradient all but vanishes.
-# - Post-norm shrinks the gradient towards the input in deep stacks (hence warm-up); pre-norm keeps it
-#   even, but its residual stream grows, so pre-norm stacks end with a final LayerNorm.
+# - At initialisation post-norm shrinks the gradient towards the input in deep stacks (Xiong et al. 2020
+#   give this as the reason for warm-up); pre-norm does not starve the lower layers (they get more, not
+#   less), but its residual stream grows, so pre-norm stacks end with a final LayerNorm.
 # - At base size: attention **1,050,624**<!-- result: attn_params -->, FFN
 #   **2,099,712**<!-- result: ffn_params -->, encoder layer **3,152,384**<!-- result: enc_layer_params -->,
 #   decoder layer **4,204,032**<!-- result: dec_layer_params --> parameters; the whole model is

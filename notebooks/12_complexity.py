@@ -447,10 +447,38 @@ results.record("rnn_products_32", rnn_products)
 _ = results.record("att_products_32", att_products)
 
 # %% [markdown]
-# At n = 32 the RNN issues **64**<!-- result: rnn_products_32 --> matrix products, two per step, each
-# waiting for the previous step's output; attention issues **2**<!-- result: att_products_32 -->, at any
-# length. On hardware with thousands of parallel lanes that is the whole story: two big products can fill
-# the device, n small dependent ones cannot.
+# Not all of the RNN's products wait, though. Each step runs two: x_t W_ih, which needs only the input, and
+# h_{t−1} W_hh, which needs the previous step. The input products can be done for every step at once, as
+# one matrix product before the loop (fast GPU implementations do exactly that; Appleyard et al. 2016,
+# "Optimizing Performance of Recurrent Neural Networks on GPUs"). What is left in the loop is the
+# chain that must run in order:
+
+# %%
+def rnn_input_first(rnn: RNN, x: torch.Tensor) -> torch.Tensor:
+    """The same RNN, with every step's input product x_t W_ih done at once before the loop: (B, n, D) -> h_n."""
+    input_part = torch.nn.functional.linear(x, rnn.weight_ih_l0, rnn.bias_ih_l0)  # (B, n, H_hid): one product
+    h = torch.zeros(x.shape[0], rnn.hidden_size)
+    for t in range(x.shape[1]):  # only h_{t-1} W_hh waits for the previous step
+        h = torch.tanh(input_part[:, t] + torch.nn.functional.linear(h, rnn.weight_hh_l0, rnn.bias_hh_l0))
+    return h
+
+
+x = torch.randn(1, 32, 16, generator=torch.Generator().manual_seed(0))
+torch.testing.assert_close(rnn_input_first(rnn_small, x), rnn_small(x)[1][0])
+hoisted_ops = count_operators(partial(rnn_input_first, rnn_small, x))
+hoisted_products = hoisted_ops["mm"] + hoisted_ops["addmm"] + hoisted_ops["bmm"]
+waiting_32 = results.record("rnn_waiting_32", sequential_operations("rnn", 32))
+print(f"n = 32, input products done first: {hoisted_products} matrix products "
+      f"(1 for all the inputs + {waiting_32} that wait for the previous step)")
+assert hoisted_products == 1 + waiting_32
+
+# %% [markdown]
+# At n = 32 the RNN issues **64**<!-- result: rnn_products_32 --> matrix products, two per step; the
+# **32**<!-- result: rnn_waiting_32 --> recurrent ones (h_{t−1} W_hh) each wait for the previous step's
+# output, and no rearrangement removes that chain. Attention issues **2**<!-- result: att_products_32 -->, at
+# any length, and neither waits for a position. On hardware with thousands of parallel lanes this is what
+# matters: two big products can fill the device, a chain of n small dependent ones cannot (sections 3 and
+# 6 measure what the chain costs on this machine).
 
 # %% [markdown]
 # ## 5 · Memory against n
@@ -534,10 +562,11 @@ torch.backends.mkldnn.enabled = onednn
 # %% [markdown]
 # The attention core and the convolution run near the ceiling (the ceiling is a practical one, measured on
 # a single 1024 × 1024 product, so a layer can land slightly above it); the RNN runs well below it, because every step re-reads its weights to multiply a
-# single vector. That gap, not the FLOP count, is why the RNN is slower at equal FLOPs. It widens on a GPU,
-# whose ceiling is set by thousands of lanes that a single vector per step cannot fill: the "order of
-# magnitude" of the seeds depends on the hardware, and the cell above measures it on yours. (A measurement
-# on one core says nothing about "100% GPU utilisation"; on a GPU, run this chapter again.)
+# single vector. That gap, not the FLOP count, is why the RNN is slower at equal FLOPs. On a GPU the
+# ceiling is set by thousands of lanes that a single vector per step cannot fill, so we expect the gap to
+# widen there, but the stored run cannot show it: the "order of magnitude" of the seeds depends on the
+# hardware, and the cell above measures it on yours. (A measurement on one core says nothing about
+# "100% GPU utilisation"; on a GPU, run this chapter again.)
 
 # %% [markdown]
 # ## 7 · The attention matrix at GPT-2's lengths
