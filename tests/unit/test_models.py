@@ -193,7 +193,7 @@ def test_generate_and_forward_errors() -> None:
     with pytest.raises(ValueError, match=r"tokens: expected ids in \[0, V=\d+\), got min"):
         model(torch.full((1, 3), V_TGT))
     with pytest.raises(ValueError, match="positional"):
-        _lm("alibi")
+        _lm("relative")
 
 
 # ---------------------------------------------------------------- encoder-only

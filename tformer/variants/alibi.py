@@ -1,4 +1,4 @@
-"""ALiBi: attention with linear biases instead of position embeddings (no chapter uses it yet).
+"""ALiBi: attention with linear biases instead of position embeddings (introduced in ``08_positional_encoding``).
 
 Press et al. 2022, "Train Short, Test Long: Attention with Linear Biases Enables Input Length Extrapolation",
 §3: no position is added to the embeddings; instead each head h adds ``-m_h · (i - j)`` to the score of query
@@ -9,9 +9,10 @@ two, m_h = 2^(-8h/H), h = 1 … H (8 heads: 1/2, 1/4, …, 1/256). For other H t
 n, then every other slope of 2n, so the extra heads fall between the first ones:
 6 heads → [1/4, 1/16, 1/64, 1/256, 1/2, 1/8]. The naive 2^(-8h/6) is a different set.
 
-The bias is additive and float. :func:`tformer.functional.scaled_dot_product_attention` takes only boolean
-masks (True = may attend), so ALiBi cannot be passed to it as a mask: a caller adds :func:`alibi_bias` to the
-scores, or passes ``alibi_bias(...).masked_fill(~causal_mask(L, S), -inf)`` as the float ``attn_mask`` of
+The bias is additive and float, not a mask: :func:`tformer.functional.scaled_dot_product_attention` takes it as
+``score_bias`` (beside the boolean causal mask), and :class:`tformer.attention.MultiHeadAttention` adds it when
+built with ``alibi=True`` (``DecoderOnlyTransformer(..., positional="alibi")``). Outside tformer, pass
+``alibi_bias(...).masked_fill(~causal_mask(L, S), -inf)`` as the float ``attn_mask`` of
 ``torch.nn.functional.scaled_dot_product_attention`` (the tests check that this is ALiBi attention).
 
 Dimension letters: H heads, L query length, S key length.
