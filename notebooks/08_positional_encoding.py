@@ -644,9 +644,9 @@ plt.show()
 #   which all change the frequencies θ_j.
 # - **ALiBi** does not learn the task in this model, even within the training length:
 #   23.3%<!-- result: acc_alibi_32 --> at length 32, above chance but far from the others. In one layer whose
-#   inputs are random symbols, the content scores q · k say nothing about position; what tells the key
-#   3 steps back from the keys 0, 1 and 2 steps back is only the bias, and the bias falls with distance in
-#   every head. It can favour recent keys but not single out the one 3 back, and with the slopes of 2 heads, 1/16 and 1/256, it barely
+#   inputs are random symbols, the content scores q · k say nothing about position; what tells the key at
+#   distance three from the keys at distances zero, one and two is only the bias, and the bias falls with
+#   distance in every head. It can favour recent keys but not single out the one 3 back, and with the slopes of 2 heads, 1/16 and 1/256, it barely
 #   separates the last four keys (a key 3 back keeps a factor 0.829<!-- result: alibi_weight_at_3 --> of the
 #   weight it would get at distance 0). What it learned does not depend on the length: at length 128 it
 #   scores 21.4%<!-- result: acc_alibi_128 -->. ALiBi is a prior that nearer tokens matter more, which suits
