@@ -620,7 +620,8 @@ ax.set_xlabel("position in a 128-token test sequence")
 ax.set_ylabel("accuracy (%)")
 ax.set_ylim(-3, 103)
 ax.set_title(f"Look back 3: accuracy per position after training on lengths ≤ 32 ({len(SEEDS)} seeds)")
-ax.legend(loc="center right", fontsize=9)
+ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
+fig.tight_layout()
 plt.show()
 
 # %% [markdown]
