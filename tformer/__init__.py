@@ -18,14 +18,14 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         functional.py        scaled dot-product attention, the one place the maths lives (03-05)
         masks.py             causal and padding masks, True = may attend (06)
         attention.py         multi-head attention and the key/value cache (07, 10)
-        positional.py        sinusoidal, learned and rotary positions (08)
+        positional.py        sinusoidal, learned and rotary positions, ALiBi biases (08)
         layers.py            feed-forward, encoder and decoder layers and stacks (09)
         models.py            the three families and their configs: encoder-decoder, decoder-only, encoder-only (10, 11)
         decoding.py          greedy, beam search, sampling (10, 11)
         baselines/           what came before attention: rnn (RNN, LSTM, GRU), seq2seq_rnn (01, 02)
         variants/            what changed after 2017, each beside the 2017 piece it replaces: efficient (GQA,
-                             sliding windows, linear attention), moe, rmsnorm, swiglu, alibi; modern_block, a
-                             2024 decoder built from them (08, 13)
+                             sliding windows, linear attention), moe, rmsnorm, swiglu; modern_block, a 2024
+                             decoder built from them (13)
         data/                text.py (tokens, vocabularies, batches); corpus.py (the generated running example);
                              tasks.py and extrapolation.py (toy tasks); hsk.py (real Chinese-English sentences
                              with pinyin); subword.py (a BPE tokenizer)
@@ -35,7 +35,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         _checks.py           argument checks, one message format, shared by every module
 
 The rule between the top level and ``variants/``: the top level is the 2017 model path (plus RoPE, which every
-family takes as ``positional="rope"``); a piece that replaces part of it in a later design goes to ``variants/``.
+family takes as ``positional="rope"``, and ALiBi, which the decoder-only family takes as
+``positional="alibi"``); a piece that replaces part of it in a later design goes to ``variants/``.
 
 ``tformer.book.plot`` is imported on demand (it loads matplotlib).
 """
@@ -67,10 +68,11 @@ from tformer.positional import (
     LearnedPositionalEmbedding,
     RotaryEmbedding,
     SinusoidalPositionalEncoding,
+    alibi_bias,
+    alibi_slopes,
     sinusoidal_positional_encoding,
 )
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
-from tformer.variants.alibi import alibi_bias, alibi_slopes
 from tformer.variants.efficient import GroupedQueryAttention, LinearAttention, sliding_window_mask
 from tformer.variants.modern_block import ModernDecoderLayer, ModernDecoderLM, modern_lm_parameter_count
 from tformer.variants.moe import MixtureOfExperts

@@ -17,10 +17,17 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_divisible, check_int, check_probability, check_query_key_value, check_type
+from tformer._checks import (
+    check_bool,
+    check_divisible,
+    check_int,
+    check_probability,
+    check_query_key_value,
+    check_type,
+)
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
-from tformer.positional import RotaryEmbedding
+from tformer.positional import RotaryEmbedding, alibi_bias
 
 __all__ = ["KVCache", "MultiHeadAttention", "merge_heads", "split_heads"]
 
@@ -125,6 +132,10 @@ class MultiHeadAttention(nn.Module):
         rope: optional :class:`~tformer.positional.RotaryEmbedding` (built for ``head_dim``) applied to the
             queries and keys of every head after projection (Su et al. 2021, RoFormer). Self-attention only:
             ``forward`` refuses a ``key`` that is not the ``query`` tensor itself (or a view of the same memory).
+        alibi: add ALiBi's per-head distance penalty :func:`~tformer.positional.alibi_bias` to the scores
+            (Press et al. 2022, §3): ``-m_h · (i - j)`` for query position i and key position j, aligned to the
+            bottom right when a cache makes S > L. Self-attention only, like ``rope``; combine it with a causal
+            mask (the bias does not mask future keys). No parameters.
 
     Parameters: ``w_q, w_k, w_v, w_o``, each ``Linear(D, D)``; 4·D² + 4·D numbers with bias, 4·D² without,
     independent of H.
@@ -147,6 +158,7 @@ class MultiHeadAttention(nn.Module):
         bias: bool = True,
         dropout: float = 0.0,
         rope: RotaryEmbedding | None = None,
+        alibi: bool = False,
     ) -> None:
         super().__init__()
         check_int("d_model", d_model, 1)
@@ -161,6 +173,7 @@ class MultiHeadAttention(nn.Module):
         self.head_dim = d_model // num_heads
         self.dropout = dropout
         self.rope = rope
+        self.alibi = check_bool("alibi", alibi)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
@@ -194,8 +207,8 @@ class MultiHeadAttention(nn.Module):
 
         Raises:
             TypeError: if an input is not a floating-point tensor of the parameters' dtype.
-            ValueError: on a wrong rank or width, mismatched batch or key/value lengths, a bad mask, or RoPE used
-                with a key that is not the query (cross-attention).
+            ValueError: on a wrong rank or width, mismatched batch or key/value lengths, a bad mask, or RoPE or
+                ALiBi used with a key that is not the query (cross-attention).
         """
         cached = cache is not None and cache.static and cache.key is not None and cache.value is not None
         check_query_key_value(query, key, value, self.w_q.weight, keys=not cached)
@@ -206,12 +219,13 @@ class MultiHeadAttention(nn.Module):
         else:
             k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S_new, Dh)
             v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S_new, Dh)
+            relative = "rope" if self.rope is not None else "alibi" if self.alibi else None
+            if relative is not None and not _same_view(key, query):  # m − n is meaningless across sequences
+                raise ValueError(
+                    f"{relative}: expected self-attention (key is query), got a different key tensor "
+                    f"{tuple(key.shape)}; cross-attention relates positions of two sequences"
+                )
             if self.rope is not None:
-                if not _same_view(key, query):  # RoPE's q_m·k_n depends on m − n: meaningless across sequences
-                    raise ValueError(
-                        f"rope: expected self-attention (key is query), got a different key tensor "
-                        f"{tuple(key.shape)}; cross-attention relates positions of two sequences"
-                    )
                 if positions is None:
                     past = 0 if cache is None else len(cache)
                     positions = torch.arange(past, past + L, device=query.device)  # (L,)
@@ -223,7 +237,10 @@ class MultiHeadAttention(nn.Module):
         if mask is not None:
             mask = attention_mask_for_heads(mask, B, self.num_heads, L, S)  # broadcastable to (B, H, L, S)
         dropout_p = self.dropout if self.training else 0.0
-        context, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p)
+        bias_dtype = torch.promote_types(q.dtype, torch.float32)  # float16 scores are computed in float32
+        score_bias = alibi_bias(self.num_heads, L, S, dtype=bias_dtype, device=q.device) if self.alibi else None
+        context, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p,
+                                                        score_bias=score_bias)  # bias (H, L, S)
         return self.w_o(merge_heads(context)), weights  # (B, L, D), (B, H, L, S)
 
     @classmethod

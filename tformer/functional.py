@@ -26,10 +26,15 @@ def scaled_dot_product_attention(
     value: Tensor,
     mask: Tensor | None = None,
     dropout_p: float = 0.0,
+    *,
+    score_bias: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """Attention(Q, K, V) = softmax(Q Kᵀ / √Dh) V, returning the output and the weights.
+    """Attention(Q, K, V) = softmax(Q Kᵀ / √Dh + score_bias) V, returning the output and the weights.
 
-    Vaswani et al. 2017, "Attention Is All You Need", §3.2.1, Eq. 1.
+    Vaswani et al. 2017, "Attention Is All You Need", §3.2.1, Eq. 1. ``score_bias`` (default none) is an additive
+    float term on the scaled scores, such as ALiBi's distance penalty (Press et al. 2022, §3; see
+    :func:`tformer.positional.alibi_bias`). It is not a mask: what may not be attended to is still said by
+    the boolean ``mask``, applied after the bias.
 
     The mask follows ``torch.nn.functional.scaled_dot_product_attention``: boolean, ``True`` = may attend.
     Masked scores become ``-inf`` before the softmax (never ``-1e9``, which overflows float16). A query row
@@ -54,6 +59,7 @@ def scaled_dot_product_attention(
         - value: ``(..., S, Dv)``
         - mask: bool, broadcastable to ``(..., L, S)`` (for example ``(L, S)``, ``(B, 1, 1, S)``,
           ``(B, 1, L, S)`` or ``(B, H, L, S)``)
+        - score_bias: floating point, broadcastable to ``(..., L, S)`` (ALiBi: ``(H, L, S)``)
         - output: ``(..., L, Dv)``, same dtype as ``query``
         - weights: ``(..., L, S)``, same dtype as ``query``; each unmasked row sums to 1
 
@@ -61,6 +67,8 @@ def scaled_dot_product_attention(
         query, key, value: floating-point tensors of one dtype; leading dimensions broadcast.
         mask: optional bool tensor, ``True`` where a query may attend to a key.
         dropout_p: probability of zeroing a weight, ``0 <= dropout_p < 1``.
+        score_bias: optional float tensor added to the scaled scores before the mask and the softmax; computed
+            in the scores' dtype (float32 for float16/bfloat16 inputs).
 
     Returns:
         ``(output, weights)``.
@@ -68,19 +76,23 @@ def scaled_dot_product_attention(
     Raises:
         TypeError: if an input is not a tensor, is not floating point, or the dtypes differ; if ``mask`` is
             not bool (a float/additive mask is rejected: pass a bool mask, True = may attend); if
-            ``dropout_p`` is not a number.
+            ``dropout_p`` is not a number; if ``score_bias`` is not a floating-point tensor.
         ValueError: if ``query`` and ``key`` differ in Dh, Dh is 0, ``key`` and ``value`` differ in S, an
             input has fewer than 2 dimensions or is on another device than ``query``, the leading dimensions do
             not broadcast, ``mask`` does not broadcast to ``(..., L, S)`` or is on another device, or
-            ``dropout_p`` is outside ``[0, 1)``.
+            ``dropout_p`` is outside ``[0, 1)``, or ``score_bias`` does not broadcast to ``(..., L, S)`` or is
+            on another device.
     """
-    _check_arguments(query, key, value, mask, dropout_p)
-    if not (torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))):
-        return _attention_without_autograd(query, key, value, mask, dropout_p)
+    _check_arguments(query, key, value, mask, dropout_p, score_bias)
+    if not (torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value, score_bias)
+                                            if t is not None)):
+        return _attention_without_autograd(query, key, value, mask, dropout_p, score_bias)
 
     q, k, v = _compute_dtype(query, key, value)
     # Scaling Q (L·Dh numbers) is cheaper than scaling the scores (L·S numbers).
     scores = torch.matmul(q * (1.0 / math.sqrt(q.shape[-1])), k.transpose(-2, -1))  # (..., L, S): Q Kᵀ / √Dh
+    if score_bias is not None:
+        scores = scores + score_bias.to(scores.dtype)  # (..., L, S): + ALiBi-style bias
     if mask is not None:
         has_key = mask.any(dim=-1, keepdim=True)  # (..., L, 1)
         scores = torch.where(mask, scores, _masked_score(has_key, scores))  # (..., L, S): + mask
@@ -110,7 +122,7 @@ def _masked_score(has_key: Tensor, scores: Tensor) -> Tensor:
 
 
 def _attention_without_autograd(
-    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float
+    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float, score_bias: Tensor | None
 ) -> tuple[Tensor, Tensor]:
     """:func:`scaled_dot_product_attention` when no gradient is needed: the same steps, in place.
 
@@ -121,6 +133,8 @@ def _attention_without_autograd(
     """
     q, k, v = _compute_dtype(query, key, value)
     scores = torch.matmul(q * (1.0 / math.sqrt(q.shape[-1])), k.transpose(-2, -1))  # (..., L, S)
+    if score_bias is not None:
+        scores.add_(score_bias.to(scores.dtype))  # (..., L, S)
     if mask is not None:
         has_key = mask.any(dim=-1, keepdim=True)  # (..., L, 1)
         torch.where(mask, scores, _masked_score(has_key, scores), out=scores)
@@ -133,7 +147,9 @@ def _attention_without_autograd(
     return output.to(query.dtype), weights.to(query.dtype)
 
 
-def _check_arguments(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float) -> None:
+def _check_arguments(
+    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float, score_bias: Tensor | None
+) -> None:
     """Validate the arguments of :func:`scaled_dot_product_attention` (see its Raises)."""
     check_tensor("query", query, "float", "(..., L, Dh)")
     check_tensor("key", key, "float", "(..., S, Dh)", dtype=query.dtype, device=query.device, of="query",
@@ -150,16 +166,17 @@ def _check_arguments(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | N
             f"{tuple(key.shape)}, {tuple(value.shape)}"
         ) from err
     check_probability("dropout_p", dropout_p)
-    if mask is None:
-        return
     scores_shape = torch.Size((*batch, query.shape[-2], key.shape[-2]))
-    check_tensor("mask", mask, "bool", device=query.device, of="query")
-    try:
-        fits = torch.broadcast_shapes(mask.shape, scores_shape) == scores_shape
-    except RuntimeError:
-        fits = False
-    if not fits:
-        raise ValueError(
-            f"mask: expected a shape broadcastable to the scores (..., L, S)={tuple(scores_shape)}, "
-            f"got {tuple(mask.shape)}"
-        )
+    for name, extra, kind in (("mask", mask, "bool"), ("score_bias", score_bias, "float")):
+        if extra is None:
+            continue
+        check_tensor(name, extra, kind, device=query.device, of="query")
+        try:
+            fits = torch.broadcast_shapes(extra.shape, scores_shape) == scores_shape
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"{name}: expected a shape broadcastable to the scores (..., L, S)={tuple(scores_shape)}, "
+                f"got {tuple(extra.shape)}"
+            )

@@ -164,6 +164,7 @@ class EncoderLayer(nn.Module):
         layer_norm_eps: LayerNorm epsilon (torch's default 1e-5).
         bias: biases in the linear maps and LayerNorms.
         rope: optional rotary embedding for the self-attention.
+        alibi: add ALiBi's distance penalty to the self-attention scores (see :class:`MultiHeadAttention`).
 
     Shape:
         ``forward(x (B, L, D), mask) -> (output (B, L, D), weights (B, H, L, S))``.
@@ -185,11 +186,12 @@ class EncoderLayer(nn.Module):
         layer_norm_eps: float = 1e-5,
         bias: bool = True,
         rope: RotaryEmbedding | None = None,
+        alibi: bool = False,
     ) -> None:
         super().__init__()
         _check_norm_eps(layer_norm_eps)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope, alibi=alibi)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -247,7 +249,8 @@ class DecoderLayer(nn.Module):
     """One decoder layer: masked self-attention, cross-attention to the encoder memory, FFN (§3.1).
 
     Each of the three sublayers has residual + LayerNorm, placed as in :class:`EncoderLayer`. Same arguments as
-    :class:`EncoderLayer`; ``rope`` rotates the masked self-attention only. Cross-attention never gets it: its
+    :class:`EncoderLayer`; ``rope`` (or ``alibi``) acts on the masked self-attention only. Cross-attention never
+    gets it: its
     queries and keys are positions of two different sequences, so their offset m − n means nothing.
 
     Shape:
@@ -270,11 +273,12 @@ class DecoderLayer(nn.Module):
         layer_norm_eps: float = 1e-5,
         bias: bool = True,
         rope: RotaryEmbedding | None = None,
+        alibi: bool = False,
     ) -> None:
         super().__init__()
         _check_norm_eps(layer_norm_eps)
         self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope, alibi=alibi)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -383,12 +387,13 @@ class Encoder(nn.Module):
         bias: bool = True,
         final_norm: bool | None = None,
         rope: RotaryEmbedding | None = None,
+        alibi: bool = False,
     ) -> None:
         super().__init__()
         check_int("num_layers", num_layers, 1)
         self.layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
-                         layer_norm_eps=layer_norm_eps, bias=bias, rope=rope)
+                         layer_norm_eps=layer_norm_eps, bias=bias, rope=rope, alibi=alibi)
             for _ in range(num_layers)
         )
         self.final_norm = _final_norm(d_model, layer_norm_eps, bias, norm_first, final_norm)
@@ -414,7 +419,7 @@ class Encoder(nn.Module):
 class Decoder(nn.Module):
     """A stack of ``num_layers`` :class:`DecoderLayer`; pre-norm stacks end with a LayerNorm (see :class:`Encoder`).
 
-    ``final_norm`` and ``bias`` as :class:`Encoder`; ``rope`` reaches the self-attention only (see
+    ``final_norm`` and ``bias`` as :class:`Encoder`; ``rope`` and ``alibi`` reach the self-attention only (see
     :class:`DecoderLayer`).
 
     Shape:
@@ -439,12 +444,13 @@ class Decoder(nn.Module):
         bias: bool = True,
         final_norm: bool | None = None,
         rope: RotaryEmbedding | None = None,
+        alibi: bool = False,
     ) -> None:
         super().__init__()
         check_int("num_layers", num_layers, 1)
         self.layers = nn.ModuleList(
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
-                         layer_norm_eps=layer_norm_eps, bias=bias, rope=rope)
+                         layer_norm_eps=layer_norm_eps, bias=bias, rope=rope, alibi=alibi)
             for _ in range(num_layers)
         )
         self.final_norm = _final_norm(d_model, layer_norm_eps, bias, norm_first, final_norm)

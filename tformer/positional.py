@@ -1,4 +1,4 @@
-"""Positional information: sinusoidal, learned and rotary (introduced in ``08_positional_encoding``).
+"""Positional information: sinusoidal, learned, rotary and ALiBi (introduced in ``08_positional_encoding``).
 
 Attention alone is permutation-equivariant, so word order must be injected:
 
@@ -7,13 +7,24 @@ Attention alone is permutation-equivariant, so word order must be injected:
 - :class:`LearnedPositionalEmbedding` — a trained table added to the embeddings (as in BERT and GPT-2).
 - :class:`RotaryEmbedding` — rotates queries and keys by a position-dependent angle so that q_m·k_n depends only
   on m − n (Su et al. 2021, RoFormer, §3.4.2).
+- :func:`alibi_slopes` and :func:`alibi_bias` — ALiBi (Press et al. 2022, "Train Short, Test Long", §3): nothing
+  is added to the embeddings; each head h adds ``-m_h · (i - j)`` to the score of query i on key j, so attention
+  fades linearly with distance into the past, at a rate per head. For H a power of two m_h = 2^(-8h/H), h = 1 … H
+  (8 heads: 1/2, 1/4, …, 1/256); for other H the authors' reference code (ofirpress/attention_with_linear_biases,
+  ``get_slopes``) takes the slopes of the closest smaller power of two n, then every other slope of 2n:
+  6 heads → [1/4, 1/16, 1/64, 1/256, 1/2, 1/8] (the naive 2^(-8h/6) is a different set). The bias is additive
+  and float, not a mask: :func:`tformer.functional.scaled_dot_product_attention` takes it as ``score_bias``,
+  :class:`tformer.attention.MultiHeadAttention` adds it when built with ``alibi=True``
+  (``DecoderOnlyTransformer(..., positional="alibi")``). Outside tformer, pass
+  ``alibi_bias(...).masked_fill(~causal_mask(L, S), -inf)`` as the float ``attn_mask`` of
+  ``torch.nn.functional.scaled_dot_product_attention``.
 
 The sinusoidal table is a non-persistent buffer (it moves with ``.to(device)``, is not saved in ``state_dict``)
 and grows when a longer input arrives. It is computed and kept in float64 (so float64 runs are exact; a module
 ``.to(dtype)`` converts it like any buffer), and each call casts only the rows it uses to the input's dtype.
 RoPE's cos/sin are computed in float64 for each call's positions and rounded once to the input's dtype.
 
-Dimension letters: B batch, L length, D ``d_model``, Dh head dimension.
+Dimension letters: B batch, L (query) length, S key length, D ``d_model``, H heads, Dh head dimension.
 """
 
 from __future__ import annotations
@@ -27,6 +38,8 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "RotaryEmbedding",
     "SinusoidalPositionalEncoding",
+    "alibi_bias",
+    "alibi_slopes",
     "sinusoidal_positional_encoding",
 ]
 
@@ -202,3 +215,68 @@ class RotaryEmbedding(nn.Module):
 
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, base={self.base}, convention=half-split"
+
+
+# ---------------------------------------------------------------- ALiBi (see the module docstring)
+
+
+def _geometric_slopes(n: int) -> list[float]:
+    """2^(-8h/n) for h = 1 … n (exact for the powers of two among them)."""
+    return [2.0 ** (-8.0 * h / n) for h in range(1, n + 1)]
+
+
+def alibi_slopes(
+    num_heads: int, *, dtype: torch.dtype = torch.float32, device: torch.device | str | None = None
+) -> Tensor:
+    """The ALiBi slope m_h of every head (Press et al. 2022, §3; the reference code's rule for any H).
+
+    H a power of two: m_h = 2^(-8h/H), h = 1 … H. Otherwise, with n the largest power of two below H: the n
+    slopes of n heads, then the slopes of 2n heads at odd h (every other one, starting with the first), H − n of
+    them. 4 heads → [1/4, 1/16, 1/64, 1/256]; 6 heads → [1/4, 1/16, 1/64, 1/256, 1/2, 1/8].
+
+    Shape:
+        output ``(H,)``, in ``dtype`` (default float32), on ``device``.
+
+    Raises:
+        TypeError: if ``num_heads`` is not an int.
+        ValueError: if ``num_heads < 1``.
+    """
+    H = check_int("num_heads", num_heads, 1)
+    n = 1 << (H.bit_length() - 1)  # the largest power of two ≤ H
+    slopes = _geometric_slopes(n) + _geometric_slopes(2 * n)[0::2][: H - n]
+    return torch.tensor(slopes, dtype=dtype, device=device)  # (H,)
+
+
+def alibi_bias(
+    num_heads: int,
+    L: int,
+    S: int | None = None,
+    *,
+    dtype: torch.dtype = torch.float32,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """The additive ALiBi bias ``-m_h · (distance from query i back to key j)``, one ``(L, S)`` plane per head.
+
+    Aligned like :func:`tformer.masks.causal_mask`: when ``S > L`` the L queries are the last L positions, so
+    query i sits at position ``S - L + i`` and its bias on key j is ``-m_h · (S - L + i - j)``; with ``L = 1``
+    (one new token during cached decoding) the row equals the last row of the full ``(S, S)`` bias. Future keys
+    (``j > S - L + i``) get 0: the bias does not mask them, combine it with ``causal_mask(L, S)``.
+
+    Press et al. 2022, §3: softmax(q_i Kᵀ + m · [-(i-1), …, -2, -1, 0]) (scores scaled by 1/√Dh as usual).
+
+    Shape:
+        output ``(H, L, S)``, in ``dtype``; add it to scores ``(B, H, L, S)`` (it broadcasts over B).
+
+    Raises:
+        TypeError: if ``num_heads``, ``L`` or ``S`` is not an int.
+        ValueError: if ``num_heads < 1``, ``L`` or ``S`` is negative, or ``S < L``.
+    """
+    slopes = alibi_slopes(num_heads, dtype=dtype, device=device)  # (H,)
+    L = check_int("L", L, 0)
+    S = L if S is None else check_int("S", S, 0)
+    if S < L:
+        raise ValueError(f"S: expected S >= L for a bottom-right aligned bias, got L={L}, S={S}")
+    query_pos = torch.arange(S - L, S, device=device)[:, None]  # (L, 1): positions of the queries
+    key_pos = torch.arange(S, device=device)[None, :]  # (1, S)
+    offset = (key_pos - query_pos).clamp(max=0).to(dtype)  # (L, S): -(how far back each key is); 0 ahead
+    return slopes[:, None, None] * offset  # (H, L, S)

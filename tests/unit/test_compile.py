@@ -34,10 +34,13 @@ def _families(positional: str) -> dict[str, tuple[torch.nn.Module, tuple[Tensor,
 
 
 def _attention_without_value_branches(
-    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0
+    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0,
+    *, score_bias: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """softmax(QKᵀ/√Dh)V with all-masked rows zeroed by masking, not by a branch on ``mask.all()``."""
+    """softmax(QKᵀ/√Dh + bias)V with all-masked rows zeroed by masking, not by a branch on ``mask.all()``."""
     scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (..., L, S)
+    if score_bias is not None:
+        scores = scores + score_bias
     if mask is None:
         weights = scores.softmax(-1)
     else:

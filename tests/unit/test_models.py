@@ -193,7 +193,7 @@ def test_generate_and_forward_errors() -> None:
     with pytest.raises(ValueError, match=r"tokens: expected ids in \[0, V=\d+\), got min"):
         model(torch.full((1, 3), V_TGT))
     with pytest.raises(ValueError, match="positional"):
-        _lm("alibi")
+        _lm("relative")
 
 
 # ---------------------------------------------------------------- encoder-only
@@ -501,8 +501,8 @@ def test_configs_are_frozen_and_validated() -> None:
         (ValueError, r"num_heads: expected a positive int, got 0", dict(num_heads=0)),
         (TypeError, r"d_ff: expected an int, got float", dict(d_ff=8.0)),
         (ValueError, r"dropout: expected a number in \[0, 1\), got 1.0", dict(dropout=1.0)),
-        (ValueError, r"positional: expected one of 'sinusoidal', 'learned', 'rope', got 'alibi'",
-         dict(positional="alibi")),
+        (ValueError, r"positional: expected one of 'sinusoidal', 'learned', 'rope', 'alibi', got 'relative'",
+         dict(positional="relative")),
         (ValueError, r"activation: expected one of 'relu', 'gelu', got 'tanh'", dict(activation="tanh")),
         (ValueError, r"positional: 'rope' rotates pairs of features, expected an even head width .* got 3",
          dict(d_model=24, num_heads=8, positional="rope")),

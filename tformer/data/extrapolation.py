@@ -12,8 +12,8 @@ Press et al. 2022 ("Train Short, Test Long", ALiBi) measure the same effect on l
 - :func:`look_back_accuracy` measures accuracy at a given length, overall and per position.
 
 The model itself is :class:`tformer.models.DecoderOnlyTransformer` with ``positional="learned" | "sinusoidal" |
-"rope"``; nothing here depends on which. Build it with ``pad_id=None``: every id ``0 … V-1`` is a symbol here,
-and the default ``pad_id=0`` would hide symbol 0 as a padded key.
+"rope" | "alibi"``; nothing here depends on which. Build it with ``pad_id=None``: every id ``0 … V-1`` is a
+symbol here, and the default ``pad_id=0`` would hide symbol 0 as a padded key.
 
 Dimension letters: B batch, L length, V vocabulary (= number of symbols).
 """

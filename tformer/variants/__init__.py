@@ -6,12 +6,10 @@
 - ``rmsnorm``: :class:`RMSNorm`, root mean square normalisation (Zhang & Sennrich 2019).
 - ``swiglu``: :class:`SwiGLUFeedForward` and :func:`swiglu_hidden_width`, the gated FFN (Shazeer 2020) at
   the 2017 FFN's parameter count, rounded as Llama does.
-- ``alibi``: :func:`alibi_slopes` and :func:`alibi_bias`, attention with linear biases (Press et al. 2022).
 - ``modern_block``: :class:`ModernDecoderLayer` and :class:`ModernDecoderLM`, the Llama-style block (pre-RMSNorm,
   SwiGLU, RoPE, GQA, no biases; Touvron et al. 2023) and :func:`modern_lm_parameter_count`.
 """
 
-from tformer.variants.alibi import alibi_bias, alibi_slopes
 from tformer.variants.modern_block import ModernDecoderLayer, ModernDecoderLM, modern_lm_parameter_count
 from tformer.variants.rmsnorm import RMSNorm
 from tformer.variants.swiglu import SwiGLUFeedForward, swiglu_hidden_width
@@ -21,8 +19,6 @@ __all__ = [
     "ModernDecoderLayer",
     "RMSNorm",
     "SwiGLUFeedForward",
-    "alibi_bias",
-    "alibi_slopes",
     "modern_lm_parameter_count",
     "swiglu_hidden_width",
 ]
