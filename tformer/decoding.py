@@ -39,12 +39,22 @@ def _check_bos_eos(bos_id: object, eos_id: object, pad_id: int) -> None:
             raise ValueError(f"{name}: expected an id different from model.pad_id={pad_id}, got {value}")
 
 
+def _position_limit(model: Any) -> int | None:
+    """The longest sequence ``model`` can read, or ``None`` when its positions have no end (RoPE).
+
+    A model with a ``_length_limit()`` method (:class:`tformer.models.Transformer`) answers it; otherwise its
+    ``max_len`` attribute is the limit, and a model without one has none.
+    """
+    limit = getattr(model, "_length_limit", None)
+    return limit() if callable(limit) else getattr(model, "max_len", None)
+
+
 def _check_decode_args(model: Any, src: Tensor, max_len: int, bos_id: int, eos_id: int) -> int:
-    """Validate the arguments; return the number of steps to run (``max_len``, capped at ``model.max_len``)."""
+    """Validate the arguments; return the number of steps to run (``max_len``, capped at the model's limit)."""
     check_tensor("src", src, "int", "(B, S)")
     check_int("max_len", max_len, 1)
     _check_bos_eos(bos_id, eos_id, model.pad_id)
-    model_max = getattr(model, "max_len", None)  # the decoder input holds BOS + the tokens so far
+    model_max = _position_limit(model)  # the decoder input holds BOS + the tokens so far; None for RoPE
     return max_len if model_max is None else min(max_len, model_max)
 
 
@@ -84,8 +94,9 @@ def greedy_decode(
         use_cache: reuse keys/values between steps.
 
     ``model.pad_id`` is never generated as a token (its logit is ignored), so it only ever appears as the
-    padding after EOS. When ``model`` has a ``max_len`` attribute, at most ``model.max_len`` tokens are
-    generated (the decoder cannot read a longer prefix), even if ``max_len`` is larger.
+    padding after EOS. When the model's positions end (learned or sinusoidal: ``model.max_len``), at most
+    ``model.max_len`` tokens are generated (the decoder cannot read a longer prefix), even if ``max_len`` is
+    larger; with RoPE there is no such cap (see :func:`_position_limit`).
 
     Shape:
         ``src (B, S) -> (B, L)`` int64.
@@ -175,7 +186,7 @@ def beam_search(
         best score) only when the search finished none.
 
     As in :func:`greedy_decode`, ``model.pad_id`` is never generated and ``max_len`` is capped at
-    ``model.max_len``. Source: the beam search of Sutskever et al. 2014, §3.2, as used by Vaswani et al. 2017,
+    ``model.max_len`` (not with RoPE). Source: the beam search of Sutskever et al. 2014, §3.2, as used by Vaswani et al. 2017,
     §6.1 (beam 4, α = 0.6).
 
     Shape:

@@ -204,6 +204,18 @@ def test_max_len_beyond_the_model_is_capped_not_a_mid_decode_crash() -> None:
     assert beam_search(model, src, 2, 40, BOS, EOS).shape == (4, 16)
 
 
+def test_rope_models_are_not_capped_at_max_len() -> None:  # breaker 3: RoPE positions have no end
+    torch.manual_seed(0)
+    model = Transformer(23, 19, d_model=32, num_heads=4, num_encoder_layers=1, num_decoder_layers=1, d_ff=64,
+                        dropout=0.0, max_len=16, pad_id=PAD, positional="rope").double().eval()
+    with torch.no_grad():
+        model.output.bias[EOS] = -1e3  # EOS never wins
+    src = torch.randint(3, 23, (2, 20), generator=torch.Generator().manual_seed(1))  # S = 20 > max_len
+    assert greedy_decode(model, src, 24, BOS, EOS).shape == (2, 24)
+    assert torch.equal(greedy_decode(model, src, 24, BOS, EOS), greedy_decode(model, src, 24, BOS, EOS, use_cache=False))
+    assert beam_search(model, src, 2, 20, BOS, EOS).shape == (2, 20)
+
+
 def test_empty_batch_and_sample_next_token_argument_errors() -> None:
     model = _model(1.0)
     assert greedy_decode(model, _sources()[:0], 5, BOS, EOS).shape[0] == 0
