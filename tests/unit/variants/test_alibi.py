@@ -98,3 +98,14 @@ def test_alibi_errors() -> None:
         alibi_bias(4, 5, 3)
     with pytest.raises(ValueError, match=r"L: expected a non-negative int, got -1"):
         alibi_bias(4, -1)
+
+
+def test_integer_dtypes_are_refused_and_half_does_not_overflow() -> None:  # breaker 12
+    with pytest.raises(TypeError, match=r"dtype: expected a floating-point torch.dtype, got torch.int64"):
+        alibi_slopes(4, dtype=torch.int64)  # used to round every slope to 0
+    with pytest.raises(TypeError, match=r"dtype: expected a floating-point torch.dtype"):
+        alibi_bias(4, 3, dtype=torch.int32)
+    half = alibi_bias(1, 1, 70_000, dtype=torch.float16)  # the distance 69_999 used to become inf in float16
+    assert half.dtype == torch.float16 and bool(half.isfinite().all())
+    assert_close(half.float(), alibi_bias(1, 1, 70_000).half().float())
+    assert torch.equal(alibi_bias(4, 5, 7), alibi_bias(4, 5, 7, dtype=torch.float32))
