@@ -127,6 +127,9 @@ def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
         vocab = min(vocabularies)
         if not 0 <= check_int("pad_id", pad_id) < vocab:
             raise ValueError(f"pad_id: expected an id in [0, {vocab}) (inside every vocabulary), got {pad_id!r}")
+        for name, value in sizes.items():
+            if name.endswith("vocab_size") and value == 1:  # its only id would be padding: nothing to predict
+                raise ValueError(f"{name}: expected at least 2 tokens when pad_id is set, got 1 (pass pad_id=None)")
 
 
 # ---------------------------------------------------------------- configs

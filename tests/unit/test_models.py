@@ -545,3 +545,9 @@ def test_the_shared_config_alone_builds_and_checks_its_pad_id() -> None:
     assert ModelConfig().pad_id == 0 and ModelConfig(pad_id=None).pad_id is None
     with pytest.raises(ValueError, match=r"pad_id: expected a non-negative int, got -1"):
         ModelConfig(pad_id=-1)
+
+
+def test_a_vocabulary_of_padding_alone_is_refused() -> None:  # breaker NIT
+    with pytest.raises(ValueError, match=r"vocab_size: expected at least 2 tokens when pad_id is set, got 1"):
+        DecoderOnlyConfig(1, pad_id=0)
+    DecoderOnlyConfig(1, pad_id=None)  # no padding: one token is a (trivial) vocabulary
