@@ -39,12 +39,27 @@ def _check_bos_eos(bos_id: object, eos_id: object, pad_id: int) -> None:
             raise ValueError(f"{name}: expected an id different from model.pad_id={pad_id}, got {value}")
 
 
+def _position_limit(model: Any) -> int | None:
+    """The longest sequence ``model`` can read, or ``None`` when its positions have no end (RoPE).
+
+    A model with a ``_length_limit()`` method (:class:`tformer.models.Transformer`) answers it; otherwise its
+    ``max_len`` attribute is the limit, and a model without one has none.
+    """
+    limit = getattr(model, "_length_limit", None)
+    return limit() if callable(limit) else getattr(model, "max_len", None)
+
+
 def _check_decode_args(model: Any, src: Tensor, max_len: int, bos_id: int, eos_id: int) -> int:
-    """Validate the arguments; return the number of steps to run (``max_len``, capped at ``model.max_len``)."""
+    """Validate the arguments; return the number of steps to run (``max_len``, capped at the model's limit)."""
     check_tensor("src", src, "int", "(B, S)")
     check_int("max_len", max_len, 1)
     _check_bos_eos(bos_id, eos_id, model.pad_id)
-    model_max = getattr(model, "max_len", None)  # the decoder input holds BOS + the tokens so far
+    V = getattr(model, "tgt_vocab_size", None)  # known up front for Transformer; else checked at the first step
+    if isinstance(V, int):
+        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+            if not 0 <= value < V:
+                raise ValueError(f"{name}: expected an id in the target vocabulary [0, {V}), got {value}")
+    model_max = _position_limit(model)  # the decoder input holds BOS + the tokens so far; None for RoPE
     return max_len if model_max is None else min(max_len, model_max)
 
 
@@ -84,8 +99,9 @@ def greedy_decode(
         use_cache: reuse keys/values between steps.
 
     ``model.pad_id`` is never generated as a token (its logit is ignored), so it only ever appears as the
-    padding after EOS. When ``model`` has a ``max_len`` attribute, at most ``model.max_len`` tokens are
-    generated (the decoder cannot read a longer prefix), even if ``max_len`` is larger.
+    padding after EOS. When the model's positions end (learned or sinusoidal: ``model.max_len``), at most
+    ``model.max_len`` tokens are generated (the decoder cannot read a longer prefix), even if ``max_len`` is
+    larger; with RoPE there is no such cap (see :func:`_position_limit`).
 
     Shape:
         ``src (B, S) -> (B, L)`` int64.
@@ -175,7 +191,7 @@ def beam_search(
         best score) only when the search finished none.
 
     As in :func:`greedy_decode`, ``model.pad_id`` is never generated and ``max_len`` is capped at
-    ``model.max_len``. Source: the beam search of Sutskever et al. 2014, §3.2, as used by Vaswani et al. 2017,
+    ``model.max_len`` (not with RoPE). Source: the beam search of Sutskever et al. 2014, §3.2, as used by Vaswani et al. 2017,
     §6.1 (beam 4, α = 0.6).
 
     Shape:
@@ -262,20 +278,33 @@ def sample_next_token(
 
     With ties at the k-th largest logit, every tied token is kept (so more than k may remain).
 
+    A temperature so small that ``logits / temperature`` overflows (e.g. ``1e-40``) leaves no distribution to
+    sample from; such a row takes its argmax, the limit of sampling as the temperature goes to 0. Rows that
+    do not overflow are sampled exactly as before (no host-device sync is added).
+
     Raises:
         TypeError: if ``logits`` is not a floating-point tensor, ``temperature`` not a number or ``top_k``
             not an int.
-        ValueError: if ``logits`` is not 2-D, ``temperature`` is negative or NaN, or ``top_k < 1``.
+        ValueError: if ``logits`` is not 2-D, ``temperature`` is negative, infinite or NaN, or ``top_k < 1``.
     """
     check_tensor("logits", logits, "float", "(B, V)")
-    check_number("temperature", temperature, 0.0)
-    if top_k is not None:
-        check_int("top_k", top_k, 1)
+    _check_sampling(temperature, top_k)
     if temperature == 0:
         return logits.argmax(dim=-1)
-    logits = logits.float() / temperature  # (B, V)
-    if top_k is not None and top_k < logits.shape[-1]:
-        kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    probs = torch.softmax(logits, dim=-1)  # (B, V)
+    scaled = logits.float() / temperature  # (B, V)
+    if top_k is not None and top_k < scaled.shape[-1]:
+        kth = scaled.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
+        scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+    probs = torch.softmax(scaled, dim=-1)  # (B, V); NaN in a row where the division overflowed
+    overflowed = probs.isnan().any(dim=-1, keepdim=True)  # (B, 1)
+    greedy = torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(probs.dtype)  # (B, V)
+    probs = torch.where(overflowed, greedy, probs)  # (B, V)
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # (B,)
+
+
+def _check_sampling(temperature: object, top_k: object) -> None:
+    """Check :func:`sample_next_token`'s ``temperature`` (finite, >= 0) and ``top_k`` (None or an int >= 1)."""
+    if check_number("temperature", temperature, 0.0) == float("inf"):
+        raise ValueError("temperature: expected a finite number >= 0, got inf")
+    if top_k is not None:
+        check_int("top_k", top_k, 1)

@@ -23,6 +23,7 @@ from torch import Tensor, nn
 
 from tformer._checks import (
     check_activation,
+    check_bool,
     check_choice,
     check_int,
     check_number,
@@ -66,6 +67,7 @@ class FeedForward(nn.Module):
         check_int("d_model", d_model, 1)
         check_int("d_ff", d_ff, 1)
         dropout = check_probability("dropout", dropout)
+        check_bool("bias", bias)
         self.d_model = d_model
         self.activation = activation
         self.w_1 = nn.Linear(d_model, d_ff, bias=bias)
@@ -190,7 +192,8 @@ class EncoderLayer(nn.Module):
     ) -> None:
         super().__init__()
         _check_norm_eps(layer_norm_eps)
-        self.norm_first = norm_first
+        self.norm_first = check_bool("norm_first", norm_first)
+        check_bool("bias", bias)
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope, alibi=alibi)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -277,7 +280,8 @@ class DecoderLayer(nn.Module):
     ) -> None:
         super().__init__()
         _check_norm_eps(layer_norm_eps)
-        self.norm_first = norm_first
+        self.norm_first = check_bool("norm_first", norm_first)
+        check_bool("bias", bias)
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope, alibi=alibi)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
@@ -315,7 +319,7 @@ class DecoderLayer(nn.Module):
                 parameters' dtype; see :class:`MultiHeadAttention` for the masks.
         """
         _check_stream("x", x, self)
-        _check_stream("memory", memory, self)
+        check_activation("memory", memory, "(B, S, D)", self.self_attn.w_q.weight, B=x.shape[0], D=self.self_attn.d_model)
         self_cache, cross_cache = (None, None) if cache is None else cache
         if self.norm_first:
             h = self.norm1(x)
@@ -345,6 +349,16 @@ class DecoderLayer(nn.Module):
         ours = _from_torch_layer(cls, layer, num_norms=3)
         ours.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
         return ours.train(layer.training)
+
+
+def _check_cache_count(cache: object, num_layers: int, what: str) -> None:
+    """Raise if a stack's ``cache`` is not ``None`` or a list/tuple of one entry per layer."""
+    if cache is None:
+        return
+    if not isinstance(cache, (list, tuple)):
+        raise TypeError(f"cache: expected a list of {what}, got {type(cache).__name__}")
+    if len(cache) != num_layers:
+        raise ValueError(f"cache: expected {what}, {num_layers} in all, got {len(cache)}")
 
 
 def _final_norm(
@@ -391,6 +405,8 @@ class Encoder(nn.Module):
     ) -> None:
         super().__init__()
         check_int("num_layers", num_layers, 1)
+        check_bool("norm_first", norm_first)
+        check_bool("bias", bias)
         self.layers = nn.ModuleList(
             EncoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
                          layer_norm_eps=layer_norm_eps, bias=bias, rope=rope, alibi=alibi)
@@ -406,7 +422,13 @@ class Encoder(nn.Module):
         cache: list[KVCache] | None = None,
         positions: Tensor | None = None,
     ) -> tuple[Tensor, list[Tensor]]:
-        """Apply every layer in turn; ``cache`` (one :class:`KVCache` per layer) enables incremental decoding."""
+        """Apply every layer in turn; ``cache`` (one :class:`KVCache` per layer) enables incremental decoding.
+
+        Raises:
+            TypeError / ValueError: as :class:`EncoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
+                :class:`KVCache` per layer.
+        """
+        _check_cache_count(cache, len(self.layers), "one KVCache per layer")
         all_weights = []
         for i, layer in enumerate(self.layers):
             x, weights = layer(x, mask, cache=None if cache is None else cache[i], positions=positions)
@@ -448,6 +470,8 @@ class Decoder(nn.Module):
     ) -> None:
         super().__init__()
         check_int("num_layers", num_layers, 1)
+        check_bool("norm_first", norm_first)
+        check_bool("bias", bias)
         self.layers = nn.ModuleList(
             DecoderLayer(d_model, num_heads, d_ff, dropout, norm_first, activation=activation,
                          layer_norm_eps=layer_norm_eps, bias=bias, rope=rope, alibi=alibi)
@@ -468,7 +492,13 @@ class Decoder(nn.Module):
         *,
         cache: list[tuple[KVCache, KVCache]] | None = None,
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
-        """Apply every layer in turn; ``cache`` comes from :meth:`new_cache`."""
+        """Apply every layer in turn; ``cache`` comes from :meth:`new_cache`.
+
+        Raises:
+            TypeError / ValueError: as :class:`DecoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
+                ``(self, cross)`` pair of caches per layer.
+        """
+        _check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.layers):
             x, sw, cw = layer(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[i])

@@ -39,7 +39,7 @@ from tformer._checks import (
     check_type,
 )
 from tformer.attention import KVCache
-from tformer.decoding import beam_search, greedy_decode, sample_next_token
+from tformer.decoding import _check_sampling, beam_search, greedy_decode, sample_next_token
 from tformer.layers import Decoder, Encoder
 from tformer.masks import as_key_padding, causal_mask
 from tformer.positional import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
@@ -107,9 +107,13 @@ def _check_tokens(name: str, tokens: Tensor, vocab_size: int, max_len: int | Non
     """
     check_tensor(name, tokens, "int", "(B, L)", dtype=(torch.int64, torch.int32))
     if tokens.shape[1] == 0 or (max_len is not None and offset + tokens.shape[1] > max_len):
-        raise ValueError(
-            f"{name}: expected a length L in [1, max_len={max_len} - {offset} cached], got {tokens.shape[1]}"
-        )
+        if max_len is None:
+            wanted = "a length L >= 1"
+        elif offset:
+            wanted = f"a length L in [1, max_len={max_len} - {offset} cached]"
+        else:
+            wanted = f"a length L in [1, max_len={max_len}]"
+        raise ValueError(f"{name}: expected {wanted}, got {tokens.shape[1]}")
     check_ids(name, tokens, vocab_size)
 
 
@@ -124,6 +128,9 @@ def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
         vocab = min(vocabularies)
         if not 0 <= check_int("pad_id", pad_id) < vocab:
             raise ValueError(f"pad_id: expected an id in [0, {vocab}) (inside every vocabulary), got {pad_id!r}")
+        for name, value in sizes.items():
+            if name.endswith("vocab_size") and value == 1:  # its only id would be padding: nothing to predict
+                raise ValueError(f"{name}: expected at least 2 tokens when pad_id is set, got 1 (pass pad_id=None)")
 
 
 # ---------------------------------------------------------------- configs
@@ -587,6 +594,7 @@ class CachedGenerationMixin:
             TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
         """
         check_int("max_new_tokens", max_new_tokens, 0)
+        _check_sampling(temperature, top_k)
         _check_tokens("prompt", prompt, self.vocab_size, None)
         pad_id = self.pad_id
         if pad_id is not None and bool((prompt == pad_id).any()):

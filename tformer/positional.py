@@ -238,10 +238,12 @@ def alibi_slopes(
         output ``(H,)``, in ``dtype`` (default float32), on ``device``.
 
     Raises:
-        TypeError: if ``num_heads`` is not an int.
+        TypeError: if ``num_heads`` is not an int, or ``dtype`` is not a floating-point dtype (slopes below 1
+            would round to 0 in an integer dtype).
         ValueError: if ``num_heads < 1``.
     """
     H = check_int("num_heads", num_heads, 1)
+    _check_float_dtype(dtype)
     n = 1 << (H.bit_length() - 1)  # the largest power of two ≤ H
     slopes = _geometric_slopes(n) + _geometric_slopes(2 * n)[0::2][: H - n]
     return torch.tensor(slopes, dtype=dtype, device=device)  # (H,)
@@ -267,16 +269,28 @@ def alibi_bias(
     Shape:
         output ``(H, L, S)``, in ``dtype``; add it to scores ``(B, H, L, S)`` (it broadcasts over B).
 
+    The product is computed in float32 (float64 when ``dtype`` is float64) and cast to ``dtype`` once, so in
+    float16 a long distance gives a large finite bias (or -inf only where the bias itself exceeds float16's
+    range), not -inf from a distance that overflowed before the multiplication.
+
     Raises:
-        TypeError: if ``num_heads``, ``L`` or ``S`` is not an int.
+        TypeError: if ``num_heads``, ``L`` or ``S`` is not an int, or ``dtype`` is not a floating-point dtype.
         ValueError: if ``num_heads < 1``, ``L`` or ``S`` is negative, or ``S < L``.
     """
-    slopes = alibi_slopes(num_heads, dtype=dtype, device=device)  # (H,)
+    compute = torch.promote_types(_check_float_dtype(dtype), torch.float32)
+    slopes = alibi_slopes(num_heads, dtype=compute, device=device)  # (H,)
     L = check_int("L", L, 0)
     S = L if S is None else check_int("S", S, 0)
     if S < L:
         raise ValueError(f"S: expected S >= L for a bottom-right aligned bias, got L={L}, S={S}")
     query_pos = torch.arange(S - L, S, device=device)[:, None]  # (L, 1): positions of the queries
     key_pos = torch.arange(S, device=device)[None, :]  # (1, S)
-    offset = (key_pos - query_pos).clamp(max=0).to(dtype)  # (L, S): -(how far back each key is); 0 ahead
-    return slopes[:, None, None] * offset  # (H, L, S)
+    offset = (key_pos - query_pos).clamp(max=0).to(compute)  # (L, S): -(how far back each key is); 0 ahead
+    return (slopes[:, None, None] * offset).to(dtype)  # (H, L, S)
+
+
+def _check_float_dtype(dtype: object) -> torch.dtype:
+    """Return ``dtype`` if it is a floating-point ``torch.dtype``; TypeError naming ``dtype`` otherwise."""
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype: expected a floating-point torch.dtype, got {dtype}")
+    return dtype

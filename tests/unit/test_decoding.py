@@ -204,6 +204,18 @@ def test_max_len_beyond_the_model_is_capped_not_a_mid_decode_crash() -> None:
     assert beam_search(model, src, 2, 40, BOS, EOS).shape == (4, 16)
 
 
+def test_rope_models_are_not_capped_at_max_len() -> None:  # breaker 3: RoPE positions have no end
+    torch.manual_seed(0)
+    model = Transformer(23, 19, d_model=32, num_heads=4, num_encoder_layers=1, num_decoder_layers=1, d_ff=64,
+                        dropout=0.0, max_len=16, pad_id=PAD, positional="rope").double().eval()
+    with torch.no_grad():
+        model.output.bias[EOS] = -1e3  # EOS never wins
+    src = torch.randint(3, 23, (2, 20), generator=torch.Generator().manual_seed(1))  # S = 20 > max_len
+    assert greedy_decode(model, src, 24, BOS, EOS).shape == (2, 24)
+    assert torch.equal(greedy_decode(model, src, 24, BOS, EOS), greedy_decode(model, src, 24, BOS, EOS, use_cache=False))
+    assert beam_search(model, src, 2, 20, BOS, EOS).shape == (2, 20)
+
+
 def test_empty_batch_and_sample_next_token_argument_errors() -> None:
     model = _model(1.0)
     assert greedy_decode(model, _sources()[:0], 5, BOS, EOS).shape[0] == 0
@@ -214,6 +226,29 @@ def test_empty_batch_and_sample_next_token_argument_errors() -> None:
         sample_next_token(torch.randn(1, 5), "1")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"temperature: expected a number >= 0, got nan"):
         sample_next_token(torch.randn(1, 5), float("nan"))
+
+
+def test_an_out_of_vocabulary_bos_id_is_named() -> None:  # breaker MESSAGE: used to blame tgt_in
+    model, src = _model(1.0), _sources()
+    with pytest.raises(ValueError, match=r"bos_id: expected an id in the target vocabulary \[0, 19\), got 50"):
+        greedy_decode(model, src, 5, 50, EOS)
+    with pytest.raises(ValueError, match=r"bos_id: expected an id in the target vocabulary \[0, 19\), got -1"):
+        beam_search(model, src, 2, 5, -1, EOS)
+
+
+def test_sampling_at_temperature_extremes() -> None:  # breaker 9
+    logits = torch.randn(2, 6, generator=torch.Generator().manual_seed(0)) * 5
+    with pytest.raises(ValueError, match=r"temperature: expected a finite number >= 0, got inf"):
+        sample_next_token(logits, float("inf"))
+    assert torch.equal(sample_next_token(logits, 1e-40), logits.argmax(dim=-1))  # overflow: the argmax limit
+    padded = logits.clone()
+    padded[:, 0] = float("-inf")
+    assert torch.equal(sample_next_token(padded, 1e-40, top_k=2), padded.argmax(dim=-1))
+    huge = sample_next_token(padded, 1e300, generator=torch.Generator().manual_seed(0))  # uniform, never the -inf
+    assert bool((huge != 0).all())
+    gen_a, gen_b = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    by_hand = torch.multinomial(torch.softmax(logits / 0.7, dim=-1), 1, generator=gen_b).squeeze(-1)
+    assert torch.equal(sample_next_token(logits, 0.7, generator=gen_a), by_hand)  # normal rows: unchanged
 
 
 # --- issue 16: beam search keeps the finished hypotheses it finds --------------------------------------------

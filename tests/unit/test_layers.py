@@ -263,3 +263,26 @@ def test_decoder_rope_reaches_self_attention_only() -> None:
     assert all(layer.self_attn.rope is not None and layer.cross_attn.rope is None for layer in dec.layers)
     y, memory = _x(B, L, D, seed=1), _x(B, S, D, seed=2)
     assert dec(y, memory, causal_mask(L))[0].shape == (B, L, D)
+
+
+def test_flags_must_be_bools() -> None:  # breaker 7: norm_first="no" used to build a pre-norm layer
+    for build in (lambda **kw: EncoderLayer(16, 4, 32, **kw), lambda **kw: DecoderLayer(16, 4, 32, **kw),
+                  lambda **kw: Encoder(1, 16, 4, 32, **kw), lambda **kw: Decoder(1, 16, 4, 32, **kw)):
+        with pytest.raises(TypeError, match=r"norm_first: expected a bool, got str"):
+            build(norm_first="no")
+        with pytest.raises(TypeError, match=r"bias: expected a bool, got int"):
+            build(bias=0)
+    with pytest.raises(TypeError, match=r"bias: expected a bool, got NoneType"):
+        FeedForward(16, 32, bias=None)
+
+
+def test_stack_errors_name_memory_and_cache() -> None:  # breaker MESSAGE
+    from tformer.attention import KVCache
+
+    x = torch.randn(2, 5, 16)
+    with pytest.raises(ValueError, match=r"memory: expected shape \(B=2, S, D=16\), got \(3, 7, 16\)"):
+        Decoder(1, 16, 4, 32)(x, torch.randn(3, 7, 16))
+    with pytest.raises(ValueError, match=r"cache: expected one KVCache per layer, 2 in all, got 1"):
+        Encoder(2, 16, 4, 32)(x, cache=[KVCache()])
+    with pytest.raises(TypeError, match=r"cache: expected a list of one \(self, cross\) KVCache pair"):
+        Decoder(1, 16, 4, 32)(x, torch.randn(2, 7, 16), cache=KVCache())

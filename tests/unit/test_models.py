@@ -129,9 +129,9 @@ def test_bad_inputs_raise_naming_the_argument() -> None:
     src, tgt_in = _tokens(V_SRC, B, S, seed=1), _tokens(V_TGT, B, L, seed=2)
     with pytest.raises(ValueError, match=r"^d_model: expected a multiple of num_heads=4, got 30$"):
         Transformer(V_SRC, V_TGT, d_model=30, num_heads=4)
-    with pytest.raises(ValueError, match=r"src: expected a length L in \[1, max_len=16 - 0 cached\], got 17"):
+    with pytest.raises(ValueError, match=r"src: expected a length L in \[1, max_len=16\], got 17"):
         model(_tokens(V_SRC, B, 17, seed=3), tgt_in)
-    with pytest.raises(ValueError, match=r"tgt_in: expected a length L in \[1, max_len=16 - 0 cached\], got 17"):
+    with pytest.raises(ValueError, match=r"tgt_in: expected a length L in \[1, max_len=16\], got 17"):
         model(src, _tokens(V_TGT, B, 17, seed=3))
     with pytest.raises(ValueError, match=r"src: expected ids in \[0, V=23\), got min 24, max 45"):
         model(src + V_SRC, tgt_in)
@@ -285,6 +285,12 @@ def test_generate_argument_types() -> None:
         model.generate(torch.tensor([[1, 2]]), 2.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"temperature: expected a number >= 0, got nan"):
         model.generate(torch.tensor([[1, 2]]), 2, temperature=float("nan"))
+    with pytest.raises(ValueError, match=r"temperature: expected a finite number >= 0, got inf"):
+        model.generate(torch.tensor([[1, 2]]), 2, temperature=float("inf"))  # breaker 9: used to give NaN probs
+    with pytest.raises(ValueError, match=r"^prompt: expected a length L >= 1, got 0$"):  # breaker MESSAGE: no "None"
+        model.generate(torch.zeros(1, 0, dtype=torch.long), 2)
+    with pytest.raises(ValueError, match=r"^tokens: expected a length L in \[1, max_len=16\], got 0$"):
+        DecoderOnlyTransformer(10, **{**SMALL, "max_len": 16})(torch.zeros(1, 0, dtype=torch.long))
 
 
 # ---------------------------------------------------------------- issue 16 §2: tying, RoPE, generate past max_len
@@ -539,3 +545,9 @@ def test_the_shared_config_alone_builds_and_checks_its_pad_id() -> None:
     assert ModelConfig().pad_id == 0 and ModelConfig(pad_id=None).pad_id is None
     with pytest.raises(ValueError, match=r"pad_id: expected a non-negative int, got -1"):
         ModelConfig(pad_id=-1)
+
+
+def test_a_vocabulary_of_padding_alone_is_refused() -> None:  # breaker NIT
+    with pytest.raises(ValueError, match=r"vocab_size: expected at least 2 tokens when pad_id is set, got 1"):
+        DecoderOnlyConfig(1, pad_id=0)
+    DecoderOnlyConfig(1, pad_id=None)  # no padding: one token is a (trivial) vocabulary

@@ -196,3 +196,14 @@ def test_decoder_only_with_alibi() -> None:
         cache = model.new_cache()
         stepwise = torch.cat([model(tokens[:, t : t + 1], cache=cache) for t in range(13)], dim=1)
     assert_close(stepwise, full, atol=1e-10, rtol=0)
+
+
+def test_integer_dtypes_are_refused_and_half_does_not_overflow() -> None:  # breaker 12
+    with pytest.raises(TypeError, match=r"dtype: expected a floating-point torch.dtype, got torch.int64"):
+        alibi_slopes(4, dtype=torch.int64)  # used to round every slope to 0
+    with pytest.raises(TypeError, match=r"dtype: expected a floating-point torch.dtype"):
+        alibi_bias(4, 3, dtype=torch.int32)
+    half = alibi_bias(1, 1, 70_000, dtype=torch.float16)  # the distance 69_999 used to become inf in float16
+    assert half.dtype == torch.float16 and bool(half.isfinite().all())
+    assert_close(half.float(), alibi_bias(1, 1, 70_000).half().float())
+    assert torch.equal(alibi_bias(4, 5, 7), alibi_bias(4, 5, 7, dtype=torch.float32))

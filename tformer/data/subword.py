@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 
 import sentencepiece as spm
 
-from tformer._checks import check_int
+from tformer._checks import check_int, check_number
 from tformer.data.text import Vocab
 
 __all__ = ["SubwordTokenizer"]
@@ -28,15 +28,24 @@ class SubwordTokenizer:
     """A trained sentencepiece BPE model: text → pieces → text.
 
     Build one with :meth:`train`; ``decode(encode(text)) == text`` for text made of characters seen in training,
-    up to runs of whitespace, which sentencepiece collapses to one space.
+    up to whitespace: sentencepiece's normaliser turns tabs and newlines into spaces, collapses runs of them to
+    one space and drops leading and trailing whitespace (``decode(encode(" a\tb\n")) == "a b"``).
 
     Args:
         model_proto: a serialised sentencepiece model (what :meth:`train` produces; store it to reload).
+
+    Raises:
+        TypeError: if ``model_proto`` is not ``bytes``. ValueError: if sentencepiece cannot read it.
     """
 
     def __init__(self, model_proto: bytes) -> None:
+        if not isinstance(model_proto, (bytes, bytearray)):
+            raise TypeError(f"model_proto: expected bytes (a serialised sentencepiece model), got {type(model_proto).__name__}")
         self.model_proto = bytes(model_proto)
-        self._sp = spm.SentencePieceProcessor(model_proto=self.model_proto)
+        try:
+            self._sp = spm.SentencePieceProcessor(model_proto=self.model_proto)
+        except RuntimeError as err:
+            raise ValueError(f"model_proto: expected a serialised sentencepiece model, got bytes it rejects ({err})") from err
 
     @classmethod
     def train(
@@ -49,18 +58,37 @@ class SubwordTokenizer:
         vocabulary may come out smaller than ``vocab_size`` on a small corpus.
 
         Raises:
-            TypeError, ValueError: if ``vocab_size`` is not an int >= 2, or ``sentences`` is empty.
+            TypeError: if ``sentences`` is a ``str`` (pass a list of sentences) or holds a non-``str``, or an
+                argument has the wrong type.
+            ValueError: if ``vocab_size`` is not an int >= 2 or is smaller than the corpus's distinct characters,
+                ``character_coverage`` is outside ``[0.98, 1]`` (sentencepiece's range), or ``sentences`` is
+                empty.
         """
         check_int("vocab_size", vocab_size, 2)
+        check_number("character_coverage", character_coverage, 0.98, 1.0)
+        if isinstance(sentences, str):
+            raise TypeError("sentences: expected a list of sentences, got a str (wrap one sentence in a list)")
+        sentences = list(sentences)
+        for s in sentences:
+            if not isinstance(s, str):
+                raise TypeError(f"sentences: expected sentences that are str, got {type(s).__name__} {s!r}")
         sentences = [s for s in sentences if s.strip()]
         if not sentences:
             raise ValueError("sentences: expected at least one non-empty sentence, got none")
         model = io.BytesIO()
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(sentences), model_writer=model, model_type="bpe", vocab_size=vocab_size,
-            character_coverage=character_coverage, hard_vocab_limit=False, num_threads=1, minloglevel=2,
-            unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1,  # the book's Vocab adds its own specials
-        )  # fmt: skip
+        try:
+            spm.SentencePieceTrainer.train(
+                sentence_iterator=iter(sentences), model_writer=model, model_type="bpe", vocab_size=vocab_size,
+                character_coverage=character_coverage, hard_vocab_limit=False, num_threads=1, minloglevel=2,
+                unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1,  # the book's Vocab adds its own specials
+            )  # fmt: skip
+        except RuntimeError as err:
+            if "smaller than required_chars" in str(err):
+                raise ValueError(
+                    f"vocab_size: expected at least the corpus's distinct characters plus <unk>, got {vocab_size} "
+                    f"({str(err).split('] ')[-1].strip()})"
+                ) from err
+            raise ValueError(f"sentences: expected a corpus sentencepiece can train on, got this error: {err}") from err
         return cls(model.getvalue())
 
     @property
@@ -84,8 +112,22 @@ class SubwordTokenizer:
         return self._sp.encode(text, out_type=str)
 
     def decode(self, pieces: Sequence[str]) -> str:
-        """Join pieces back into text (``▁`` becomes a space); ``<unk>`` and unknown pieces decode as ``⁇``."""
-        return self._sp.decode(list(pieces))
+        """Join pieces back into text (``▁`` becomes a space); ``<unk>`` decodes as ``⁇``.
+
+        A piece the model lacks is copied verbatim, ``▁`` included, as sentencepiece does: ``decode(["zzz"]) ==
+        "zzz"`` and ``decode(["▁zzz"]) == "▁zzz"``. That is how a character unseen in training (which
+        :meth:`encode` returns as a piece of its own) still comes back unchanged.
+
+        Raises:
+            TypeError: if ``pieces`` is a ``str`` or holds a non-``str``.
+        """
+        if isinstance(pieces, str):
+            raise TypeError("pieces: expected a list of pieces, got a str (call encode first)")
+        pieces = list(pieces)
+        for p in pieces:
+            if not isinstance(p, str):
+                raise TypeError(f"pieces: expected pieces that are str, got {type(p).__name__} {p!r}")
+        return self._sp.decode(pieces)
 
     def __len__(self) -> int:
         return len(self.pieces)

@@ -17,6 +17,7 @@ language model on real English).
 from __future__ import annotations
 
 import functools
+import numbers
 import random
 import re
 from collections import Counter
@@ -63,15 +64,21 @@ class Vocab:
     """A token ↔ id table whose first four ids are the special tokens ``<pad> <bos> <eos> <unk>``.
 
     Args:
-        tokens: the ordinary tokens, in id order (ids start at 4). Must be unique strings and must not repeat a
-            special token.
+        tokens: the ordinary tokens, in id order (ids start at 4). Must be unique non-empty strings and must not
+            repeat a special token.
 
     Raises:
-        ValueError: if ``tokens`` repeats a token or contains a special token.
+        TypeError: if ``tokens`` is a ``str`` or holds something other than a ``str``.
+        ValueError: if ``tokens`` repeats a token, holds an empty string, or contains a special token.
     """
 
     def __init__(self, tokens: Iterable[str]) -> None:
+        if isinstance(tokens, str):
+            raise TypeError("tokens: expected a list of tokens, got a str (call word_tokenize or char_tokenize)")
         tokens = list(tokens)
+        _check_token_strs("tokens", tokens)
+        if "" in tokens:
+            raise ValueError("tokens: expected non-empty strings, got ''")
         dupes = sorted(t for t, c in Counter(tokens).items() if c > 1)
         if dupes:
             raise ValueError(f"tokens: expected unique tokens, got duplicates {dupes[:5]}")
@@ -89,12 +96,25 @@ class Vocab:
 
         The order depends only on the counts, so the same text always gives the same vocabulary.
 
+        Args:
+            sequences: token lists, e.g. ``(word_tokenize(s) for s in texts)``; a ``str`` in place of a token
+                list (which would count its characters) is refused.
+
         Raises:
+            TypeError: if ``sequences`` or one of its items is a ``str``, or a token is not a ``str``.
             ValueError: if no token reaches ``min_freq`` (for example an empty corpus), or ``min_freq < 1``.
         """
         check_int("min_freq", min_freq, 1)
+        if isinstance(sequences, str):
+            raise TypeError("sequences: expected token lists, got a str (call word_tokenize or char_tokenize)")
         counts: Counter[str] = Counter()
         for seq in sequences:
+            if isinstance(seq, str):
+                raise TypeError(
+                    "sequences: expected token lists, got a str item (tokenise it first: word_tokenize(text))"
+                )
+            seq = list(seq)
+            _check_token_strs("sequences", seq)
             counts.update(seq)
         kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in SPECIAL_TOKENS),
                       key=lambda t: (-counts[t], t))  # fmt: skip
@@ -112,7 +132,8 @@ class Vocab:
         return hash(self.itos)
 
     def __contains__(self, token: object) -> bool:
-        return token in self.stoi
+        """True for the ordinary tokens only: a special token's spelling is not a word of the vocabulary."""
+        return token in self.stoi and self.stoi[token] >= len(SPECIAL_TOKENS)  # type: ignore[index]
 
     def __repr__(self) -> str:
         return f"Vocab(size={len(self)}, first={list(self.itos[4:10])})"
@@ -128,23 +149,34 @@ class Vocab:
     ) -> list[int]:
         """Map tokens to ids; unknown tokens become ``UNK_ID`` unless ``strict``.
 
+        The special tokens' spellings (``"<pad>"``, ``"<eos>"``, ...) in user text are ordinary unknown words:
+        they map to ``UNK_ID`` (or raise with ``strict``), never to a control id, so a literal ``"<eos>"`` in a
+        sentence cannot end it and a literal ``"<pad>"`` is not masked. Only ``add_bos``/``add_eos`` add
+        control ids, and ``token in vocab`` is False for them (so :func:`tformer.training.metrics.evaluate_translation`
+        counts them as unknown words).
+
         Args:
-            tokens: a list of tokens (tokenise strings first; a plain ``str`` is rejected).
+            tokens: a list of tokens (tokenise strings first; a plain ``str`` or a tensor is rejected).
             add_bos, add_eos: prepend ``BOS_ID`` / append ``EOS_ID``.
             strict: raise on an unknown token instead of mapping it to ``<unk>``.
             max_len: if given, raise when the result (specials included) is longer.
 
         Raises:
-            TypeError: if ``tokens`` is a ``str``.
-            ValueError: on an unknown token in strict mode, or a sequence longer than ``max_len``.
+            TypeError: if ``tokens`` is a ``str`` or a tensor.
+            ValueError: on an unknown token (a special token's spelling included) in strict mode, or a sequence
+                longer than ``max_len``.
         """
         if isinstance(tokens, str):
             raise TypeError(
                 "tokens: expected a list of tokens, got a str (call word_tokenize or char_tokenize)"
             )
+        if isinstance(tokens, Tensor):
+            raise TypeError("tokens: expected a list of tokens (str), got a Tensor (ids are already encoded)")
         ids = [BOS_ID] if add_bos else []
         for tok in tokens:
             idx = self.stoi.get(tok)
+            if idx is not None and idx < len(SPECIAL_TOKENS):
+                idx = None  # a special token's spelling in text is a word the vocabulary lacks
             if idx is None:
                 if strict:
                     raise ValueError(
@@ -169,12 +201,17 @@ class Vocab:
             stop_at_eos: stop at the first ``EOS_ID``.
 
         Raises:
+            TypeError: if an id is not an int (a float, str or bool), or ``ids`` is a str or a float tensor.
             ValueError: if an id is outside ``[0, len(self))``, or ``ids`` is a tensor that is not 1-D.
         """
         if isinstance(ids, Tensor):
             ids = check_tensor("ids", ids, "int", "(L,)").tolist()
+        if isinstance(ids, str):
+            raise TypeError("ids: expected ints or a 1-D integer tensor, got a str")
         out = []
         for idx in ids:
+            if isinstance(idx, bool) or not isinstance(idx, numbers.Integral):
+                raise TypeError(f"ids: expected ints, got {type(idx).__name__} {idx!r}")
             idx = int(idx)
             if not 0 <= idx < len(self.itos):
                 raise ValueError(f"ids: expected ids in [0, V={len(self.itos)}), got {idx}")
@@ -198,6 +235,13 @@ class Vocab:
     def to_list(self) -> list[str]:
         """The ordinary tokens in id order (``Vocab(v.to_list()) == v``), e.g. to store in a checkpoint."""
         return list(self.itos[len(SPECIAL_TOKENS) :])
+
+
+def _check_token_strs(name: str, tokens: list) -> None:
+    """Raise TypeError naming ``name`` if a token is not a ``str``."""
+    for tok in tokens:
+        if not isinstance(tok, str):
+            raise TypeError(f"{name}: expected tokens that are str, got {type(tok).__name__} {tok!r}")
 
 
 # ----------------------------------------------------------------------------------------------- real English text
@@ -307,11 +351,12 @@ def bucket_batches(
         A list of batches, each a list of indices into ``lengths``; together they cover every index once.
 
     Raises:
-        ValueError: if ``lengths`` is empty or ``batch_size < 1``.
+        ValueError: if ``lengths`` is empty, or ``batch_size`` or ``pool`` is < 1.
     """
     if len(lengths) == 0:
         raise ValueError("lengths: expected at least one example to batch, got none")
     check_int("batch_size", batch_size, 1)
+    check_int("pool", pool, 1)
     order = list(range(len(lengths)))
     if not shuffle:
         order.sort(key=lambda i: lengths[i])

@@ -15,8 +15,9 @@ import sacrebleu
 import torch
 from torch import Tensor
 
-from tformer._checks import check_int, check_number, check_tensor
+from tformer._checks import check_choice, check_ids, check_int, check_number, check_tensor
 from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, Vocab, bucket_batches, pad_sequences
+from tformer.decoding import _position_limit
 
 __all__ = [
     "DEFAULT_LENGTH_EDGES",
@@ -108,9 +109,10 @@ def corpus_bleu(
     ``tokenize="zh"`` splits Chinese into characters, so word spacing does not matter.
 
     Raises:
-        ValueError: if the counts differ or are zero.
+        ValueError: if the counts differ or are zero, or ``tokenize`` is not one of sacrebleu's tokenisers.
     """
     _check_pair(hypotheses, references)
+    check_choice("tokenize", tokenize, sorted(sacrebleu.BLEU.TOKENIZERS))
     hyps = [_as_text(h) for h in hypotheses]
     refs = [_as_text(r) for r in references]
     return float(sacrebleu.corpus_bleu(hyps, [refs], tokenize=tokenize).score)
@@ -119,12 +121,16 @@ def corpus_bleu(
 def length_bucket_label(length: int, edges: Sequence[int] = DEFAULT_LENGTH_EDGES) -> str:
     """The bucket a length falls in, e.g. ``"11-20"`` or ``"31+"`` for the default edges (10, 20, 30).
 
+    Length 0 (an empty source: junk rows of real data) has its own bucket, ``"0"``.
+
     Raises:
-        ValueError: if ``length < 1`` or ``edges`` is not strictly increasing and positive.
+        ValueError: if ``length < 0`` or ``edges`` is not strictly increasing and positive.
     """
-    check_int("length", length, 1)
+    check_int("length", length, 0)
     if not edges or any(b <= a for a, b in itertools.pairwise(edges)) or edges[0] < 1:
         raise ValueError(f"edges: expected strictly increasing positive integers, got {tuple(edges)}")
+    if length == 0:
+        return "0"
     low = 1
     for edge in edges:
         if length <= edge:
@@ -155,7 +161,8 @@ def accuracy_by_length(
         edges: bucket upper edges; the last bucket is open-ended.
 
     Returns:
-        One :class:`LengthBucket` per bucket, in order, empty buckets included (accuracy NaN).
+        One :class:`LengthBucket` per bucket, in order, empty buckets included (accuracy NaN); a first bucket
+        ``"0"`` (``low = high = 0``) is added only when some length is 0 (empty examples are counted apart).
 
     Raises:
         ValueError: if the counts differ or are zero, or a length or the edges are invalid.
@@ -165,9 +172,11 @@ def accuracy_by_length(
     labels = [length_bucket_label(n, edges) for n in lengths]
     lows = [1, *(e + 1 for e in edges)]
     highs: list[int | None] = [*edges, None]
+    if "0" in labels:
+        lows, highs = [0, *lows], [0, *highs]
     rows = []
     for low, high in zip(lows, highs, strict=True):
-        label = f"{low}-{high}" if high is not None else f"{low}+"
+        label = "0" if high == 0 else f"{low}-{high}" if high is not None else f"{low}+"
         hits = [c for lab, c in zip(labels, correct, strict=True) if lab == label]
         acc = sum(bool(c) for c in hits) / len(hits) if hits else float("nan")
         rows.append(LengthBucket(label, low, high, len(hits), acc))
@@ -194,6 +203,8 @@ class TranslationReport:
         bleu: corpus BLEU (0-100, sacrebleu, ``tokenize="zh"``).
         buckets: exact match by source length in words (:func:`accuracy_by_length`).
         unknown_words: source words not in the source vocabulary, each fed to the model as ``<unk>``.
+        truncated_sources: sources longer than the model's positions reach (learned or sinusoidal positions),
+            cut to their first ``model.max_len`` ids before translating (0 for RoPE, which has no limit).
     """
 
     sources: list[str]
@@ -204,6 +215,7 @@ class TranslationReport:
     bleu: float
     buckets: list[LengthBucket]
     unknown_words: int
+    truncated_sources: int = 0
 
     def accuracy_over(self, min_words: int) -> float:
         """Exact match on sources longer than ``min_words`` words (NaN if none)."""
@@ -240,37 +252,68 @@ def translate(
     ``2 · source words + 10``, capped by the model's ``max_len``. ``src_eos`` appends ``EOS_ID`` to
     each source, as :class:`tformer.data.text.PairBatches` does by default: use the choice the model was trained with.
     A source word the vocabulary lacks is fed as ``<unk>`` (``UNK_ID``), so real text is scored, not refused;
-    ``strict=True`` raises on it instead.
+    ``strict=True`` raises on it instead. A source longer than the model's positions reach (learned or
+    sinusoidal: ``model.max_len`` ids, EOS included) is cut to its first words (EOS kept) rather than refused;
+    :func:`evaluate_translation` counts such sources. RoPE models read sources of any length. ``max_len``
+    is capped only for models whose positions end.
 
     Raises:
-        TypeError: if ``model`` has no ``greedy_decode`` method.
-        ValueError: on an unknown source word (``strict``), a source longer than the model's ``max_len``, a
-            vocabulary whose size differs from the model's, or a decoded id outside ``tgt_vocab``.
+        TypeError: if ``model`` has no ``greedy_decode`` method, or ``sentences`` is a ``str`` (pass a list).
+        ValueError: on an unknown source word (``strict``), a vocabulary whose size differs from the model's, or
+            a decoded id outside ``tgt_vocab``.
     """
+    return _translate(model, sentences, src_vocab, tgt_vocab, batch_size=batch_size, max_len=max_len,
+                      strict=strict, src_eos=src_eos)[0]  # fmt: skip
+
+
+def _translate(
+    model: torch.nn.Module,
+    sentences: Sequence[str],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int,
+    max_len: int | None,
+    strict: bool,
+    src_eos: bool,
+) -> tuple[list[str], int]:
+    """:func:`translate`, also returning how many sources were truncated to the model's length limit."""
+    if isinstance(sentences, str):
+        raise TypeError("sentences: expected a list of sentences, got a str (wrap one sentence in a list)")
     if not callable(getattr(model, "greedy_decode", None)):
         raise TypeError(f"model: expected a translator with a greedy_decode method, got {type(model).__name__}")
     _check_vocab_size(model, "src_vocab_size", src_vocab, "src_vocab")
     _check_vocab_size(model, "tgt_vocab_size", tgt_vocab, "tgt_vocab")
     if len(sentences) == 0:
-        return []
+        return [], 0
     device = next(model.parameters()).device
-    model_max = getattr(model, "max_len", None)
-    encoded = [
-        src_vocab.encode(s.split(), strict=strict, add_eos=src_eos, max_len=model_max) for s in sentences
-    ]
+    model_max = _position_limit(model)  # None: RoPE, no limit
+    encoded = [src_vocab.encode(s.split(), strict=strict, add_eos=src_eos) for s in sentences]
+    truncated = 0
+    if model_max is not None:
+        for i, ids in enumerate(encoded):
+            if len(ids) > model_max:  # keep the first words, and the source's EOS when it has one
+                encoded[i] = [*ids[: model_max - 1], EOS_ID] if src_eos else ids[:model_max]
+                truncated += 1
     was_training = model.training
     model.eval()
     out: list[str] = [""] * len(sentences)
-    for idx in bucket_batches([len(e) for e in encoded], batch_size, shuffle=False):
-        src = pad_sequences([encoded[i] for i in idx]).to(device)  # (B, S)
-        limit = max_len if max_len is not None else 2 * src.shape[1] + 10
-        if model_max is not None:
-            limit = min(limit, model_max)
-        ys = model.greedy_decode(src, limit, BOS_ID, EOS_ID)  # (B, ≤ limit)
-        for row, i in zip(ys.cpu(), idx, strict=True):
-            out[i] = " ".join(tgt_vocab.decode(row))
-    model.train(was_training)
-    return out
+    nonempty = [i for i, e in enumerate(encoded) if e]  # an empty source without EOS: nothing to read, ""
+    try:
+        for batch in bucket_batches([len(encoded[i]) for i in nonempty] or [0], batch_size, shuffle=False):
+            idx = [nonempty[j] for j in batch if nonempty]
+            if not idx:
+                break
+            src = pad_sequences([encoded[i] for i in idx]).to(device)  # (B, S)
+            limit = max_len if max_len is not None else 2 * src.shape[1] + 10
+            if model_max is not None:
+                limit = min(limit, model_max)
+            ys = model.greedy_decode(src, limit, BOS_ID, EOS_ID)  # (B, ≤ limit)
+            for row, i in zip(ys.cpu(), idx, strict=True):
+                out[i] = " ".join(tgt_vocab.decode(row))
+    finally:
+        model.train(was_training)
+    return out, truncated
 
 
 def evaluate_translation(
@@ -287,7 +330,9 @@ def evaluate_translation(
     """Translate ``(source, reference)`` pairs greedily and score them: exact match, BLEU, by-length accuracy.
 
     Source words missing from ``src_vocab`` are translated as ``<unk>`` (as :func:`translate`) and counted in
-    :attr:`TranslationReport.unknown_words`; ``strict=True`` raises on them instead.
+    :attr:`TranslationReport.unknown_words`; ``strict=True`` raises on them instead. Sources too long for the
+    model's positions are truncated and counted in :attr:`TranslationReport.truncated_sources`; an empty source
+    is translated (from EOS alone) and scored in a length bucket of its own, ``"0"``.
 
     Raises:
         ValueError: if ``pairs`` is empty, or as :func:`translate`.
@@ -296,12 +341,13 @@ def evaluate_translation(
         raise ValueError("pairs: expected at least one (source, reference) pair, got none")
     sources = [s for s, _ in pairs]
     refs = [r for _, r in pairs]
-    hyps = translate(model, sources, src_vocab, tgt_vocab, batch_size=batch_size, src_eos=src_eos, strict=strict)
+    hyps, truncated = _translate(model, sources, src_vocab, tgt_vocab, batch_size=batch_size, max_len=None,
+                                 src_eos=src_eos, strict=strict)  # fmt: skip
     correct = [h.split() == r.split() for h, r in zip(hyps, refs, strict=True)]
     return TranslationReport(
         sources, refs, hyps, correct, sum(correct) / len(correct), corpus_bleu(hyps, refs),
         accuracy_by_length([len(s.split()) for s in sources], correct, edges),
-        sum(w not in src_vocab for s in sources for w in s.split()),
+        sum(w not in src_vocab for s in sources for w in s.split()), truncated,
     )  # fmt: skip
 
 
@@ -348,13 +394,14 @@ def bigram_nats_per_token(train_ids: Tensor, valid_ids: Tensor, vocab_size: int,
         train_ids, valid_ids: ``(N,)`` long, ids in ``[0, vocab_size)``.
 
     Raises:
-        ValueError: if ``k <= 0`` or a stream has fewer than 2 ids.
+        ValueError: if ``k <= 0``, a stream has fewer than 2 ids, or an id lies outside ``[0, vocab_size)``.
     """
     check_number("k", k, 0.0, open_min=True)
     check_int("vocab_size", vocab_size, 1)
     for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
         if check_tensor(name, ids, "int", "(N,)").numel() < 2:
             raise ValueError(f"{name}: expected at least 2 ids, got {ids.numel()}")
+        check_ids(name, ids, vocab_size)
     counts = torch.zeros(vocab_size, vocab_size, dtype=torch.float64)  # (V, V)
     counts.index_put_((train_ids[:-1], train_ids[1:]), torch.ones(train_ids.numel() - 1, dtype=torch.float64),
                       accumulate=True)  # fmt: skip

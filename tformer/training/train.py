@@ -61,7 +61,8 @@ class History:
             budget counts).
         wall_time_s: wall-clock seconds for the whole call, evaluation included.
         tokens_per_s: ``tokens / train_time_s``.
-        stop_reason: ``"max_steps"``, ``"max_epochs"`` or ``"time_budget"``.
+        stop_reason: ``"max_steps"``, ``"max_epochs"``, ``"time_budget"``, or ``"batches_exhausted"`` when
+            ``batches`` was a one-shot iterator (a generator) that yielded nothing on a later pass.
     """
 
     losses: list[float] = field(default_factory=list)
@@ -258,8 +259,11 @@ def train(
         A :class:`History`.
 
     Raises:
-        ValueError: if no budget is given, a budget is not positive, the batches are empty, or the loss is
-            not finite (the message names the step).
+        ValueError: if no budget is given, a budget or ``lr`` is not positive, the batches are empty, or the
+            loss is not finite (the message names the step).
+
+    A one-shot iterator (a generator) as ``batches`` trains for one pass; when it is spent, training stops
+    with ``stop_reason == "batches_exhausted"`` (pass a list or a re-iterable to train for several epochs).
     """
     if max_steps is None and max_epochs is None and time_budget_s is None:
         raise ValueError("max_steps, max_epochs, time_budget_s: expected at least one budget, got none")
@@ -272,6 +276,8 @@ def train(
             check_number(name, value, 0.0, open_min=True)
     if eval_every is not None:
         check_int("eval_every", eval_every, 1)
+    if optimizer is None:
+        check_number("lr", lr, 0.0, open_min=True)
     if device is None:
         from tformer.book.environment import get_device
 
@@ -349,6 +355,9 @@ def train(
                 stop_reason = "time_budget"
             if stop_reason:
                 break
+        if seen == 0 and history.steps > 0:  # a one-shot iterator (generator) is spent: stop, keep the history
+            stop_reason = "batches_exhausted"
+            break
         if seen == 0:
             bar.close()
             raise ValueError("batches: expected at least one batch to train on, got none")
@@ -396,6 +405,21 @@ def save_checkpoint(
     torch.save(state, Path(path))
 
 
+def _check_shared_weights(weights: dict[str, Tensor], model: nn.Module, path: str | Path) -> None:
+    """Raise if keys that name one shared tensor of ``model`` hold different values in ``weights``."""
+    names_by_tensor: dict[int, list[str]] = {}
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        names_by_tensor.setdefault(id(tensor), []).append(name)
+    for names in names_by_tensor.values():
+        stored = [weights[n] for n in names if n in weights]
+        first = stored[0] if stored else None
+        if any(t.shape != first.shape or not torch.equal(t, first) for t in stored[1:]):
+            raise ValueError(
+                f"model: expected a checkpoint whose weights {names} are equal (this model ties them), got "
+                f"different weights in {path} (saved from an untied model?)"
+            )
+
+
 def load_checkpoint(
     path: str | Path,
     model: nn.Module,
@@ -415,8 +439,10 @@ def load_checkpoint(
         :class:`Vocab`).
 
     Raises:
-        ValueError: if a given vocabulary differs from (or is missing in) the stored one, or the weights do not
-            fit the model (different sizes, e.g. a different vocabulary size).
+        ValueError: if a given vocabulary differs from (or is missing in) the stored one, the weights do not
+            fit the model (different sizes, e.g. a different vocabulary size), or two stored weights that the
+            model shares (tied embeddings) differ: an untied checkpoint would otherwise load silently into a
+            tied model, the last key overwriting the first.
     """
     state = torch.load(Path(path), map_location=map_location, weights_only=True)
     stored = {name: Vocab(tokens) for name, tokens in state.get("vocabs", {}).items()}
@@ -430,6 +456,7 @@ def load_checkpoint(
                 f"vocabs: expected the checkpoint's vocabulary {name!r} ({len(stored[name])} tokens; encode with "
                 f"it), got a mismatched vocabulary of {len(vocab)} tokens"
             )
+    _check_shared_weights(state["model"], model, path)
     try:
         model.load_state_dict(state["model"])
     except RuntimeError as err:

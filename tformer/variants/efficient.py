@@ -56,7 +56,9 @@ def sliding_window_mask(
         ValueError: if ``L`` or ``S`` is negative, ``S < L``, or ``window < 1``.
     """
     L = check_int("L", L, 0)
-    S = L if S is None else check_int("S", S, L)
+    S = L if S is None else check_int("S", S)
+    if S < L:
+        raise ValueError(f"S: expected S >= L={L} (keys cover the queries), got {S}")
     check_int("window", window, 1)
     query_pos = torch.arange(S - L, S, device=device)[:, None]  # (L, 1): absolute positions of the queries
     key_pos = torch.arange(S, device=device)[None, :]  # (1, S)
@@ -238,13 +240,15 @@ def linear_attention(
         L = S.
 
     Raises:
-        TypeError: if an input is not a floating-point tensor.
+        TypeError: if an input is not a floating-point tensor, or key or value has another dtype than query.
         ValueError: if an input has fewer than 2 dimensions or the shapes disagree (Dh, S, or L != S when
             causal).
     """
     check_tensor("query", query, "float", "(..., L, Dh)")
     check_tensor("key", key, "float", "(..., S, Dh)", Dh=query.shape[-1])
     check_tensor("value", value, "float", "(..., S, Dv)", S=key.shape[-2])
+    for name, t in (("key", key), ("value", value)):
+        check_tensor(name, t, dtype=query.dtype, of="query")
     check_bool("causal", causal)
     check_number("eps", eps, 0.0)
     q, k = elu_feature_map(query), elu_feature_map(key)  # (..., L, Dh), (..., S, Dh)

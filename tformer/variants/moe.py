@@ -90,6 +90,13 @@ class MixtureOfExperts(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         """Σ over the k chosen experts e of gate_e · expert_e(x), token by token.
 
+        Each expert runs on the tokens routed to it only, so the cost is the router plus k experts per token
+        (chapter 13 counts these FLOPs). Finding those tokens (``nonzero``) and skipping an idle expert read
+        data-dependent sizes: on an accelerator that is one host-device sync per expert, and under
+        ``torch.compile`` a graph break. A dense dispatch (every expert on every token, weighted by a zero gate
+        where not chosen) would avoid both but costs E/k times the expert FLOPs and is not bit-identical, so
+        this teaching implementation keeps the sparse loop; production MoE layers use grouped GEMM kernels.
+
         Raises:
             TypeError: if ``x`` is not a floating-point tensor. ValueError: if its last dimension is not D.
         """
@@ -116,14 +123,18 @@ def load_balancing_loss(probs: Tensor, indices: Tensor, num_experts: int) -> Ten
         probs ``(..., E)``, indices ``(..., k)`` from :meth:`MixtureOfExperts.route` -> scalar.
 
     Raises:
-        ValueError: if ``probs``' last dimension is not ``num_experts`` or an index lies outside ``[0, E)``
-            (checked on a CPU tensor, see :func:`tformer._checks.check_ids`).
+        ValueError: if ``probs``' last dimension is not ``num_experts``, ``probs`` or ``indices`` holds no token
+            (the loss would be NaN), or an index lies outside ``[0, E)`` (checked on a CPU tensor, see
+            :func:`tformer._checks.check_ids`).
         TypeError: if ``probs`` is not a floating-point tensor or ``indices`` not an integer tensor.
     """
     check_int("num_experts", num_experts, 1)
     check_tensor("probs", probs, "float", "(..., E)", E=num_experts)
     check_tensor("indices", indices, "int", "(..., k)")
     check_ids("indices", indices, num_experts, letter="E")
+    for name, t in (("probs", probs), ("indices", indices)):
+        if t.numel() == 0:
+            raise ValueError(f"{name}: expected at least one token, got shape {tuple(t.shape)}")
     counts = torch.bincount(indices.reshape(-1), minlength=num_experts).to(probs.dtype)  # (E,)
     fraction = counts / counts.sum()  # (E,)
     mean_prob = probs.reshape(-1, num_experts).mean(dim=0)  # (E,)

@@ -30,7 +30,8 @@ class RMSNorm(nn.Module):
     ``eps`` has :class:`torch.nn.RMSNorm`'s meaning: added to the mean square inside the square root, and when
     ``None`` the machine epsilon of the computation dtype (``torch.finfo(torch.float32).eps`` for float16,
     bfloat16 and float32 inputs, ``torch.finfo(torch.float64).eps`` for float64). float16 and bfloat16 inputs
-    are normalised in float32 and rounded once to their dtype before the gain, as torch does.
+    are normalised in float32 and rounded once to their dtype before the gain, as torch does. The output has
+    the input's dtype, also when the gain is kept in float32 (mixed precision), as :class:`torch.nn.RMSNorm`.
 
     Args:
         d_model: width D of the normalised (last) dimension.
@@ -72,7 +73,7 @@ class RMSNorm(nn.Module):
         xc = x.to(compute)  # (..., D), a no-op for float32/float64
         mean_square = xc.pow(2).mean(dim=-1, keepdim=True)  # (..., 1)
         normed = (xc / torch.sqrt(mean_square + eps)).to(x.dtype)  # (..., D): divides, never multiplies
-        return normed * self.weight  # (..., D)
+        return (normed * self.weight).to(x.dtype)  # (..., D): the input's dtype even with a float32 gain
 
     def extra_repr(self) -> str:
         return f"{self.d_model}, eps={self.eps}"

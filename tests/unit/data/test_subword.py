@@ -52,3 +52,28 @@ def test_errors(english):
         SubwordTokenizer.train(SENTENCES, 1)
     with pytest.raises(TypeError, match="text: expected a str"):
         english.encode(["I", "am"])
+
+
+def test_arguments_are_checked_up_front() -> None:  # breaker 5 and MESSAGE
+    with pytest.raises(TypeError, match=r"sentences: expected a list of sentences, got a str"):
+        SubwordTokenizer.train("hello world", 10)
+    with pytest.raises(TypeError, match=r"sentences: expected sentences that are str, got int 3"):
+        SubwordTokenizer.train(["hello", 3], 10)
+    with pytest.raises(ValueError, match=r"vocab_size: expected at least the corpus's distinct characters"):
+        SubwordTokenizer.train(SENTENCES, 2)
+    with pytest.raises(ValueError, match=r"character_coverage: expected a number in \[0.98, 1\], got 2.0"):
+        SubwordTokenizer.train(SENTENCES, 60, character_coverage=2.0)
+    with pytest.raises(TypeError, match=r"character_coverage: expected a number, got str"):
+        SubwordTokenizer.train(SENTENCES, 60, character_coverage="x")
+    with pytest.raises(ValueError, match=r"model_proto: expected a serialised sentencepiece model"):
+        SubwordTokenizer(b"corrupt")
+    with pytest.raises(TypeError, match=r"model_proto: expected bytes"):
+        SubwordTokenizer("corrupt")
+
+
+def test_unknown_pieces_are_copied_and_whitespace_is_normalised(english) -> None:  # breaker NIT
+    assert english.decode(["zzz"]) == "zzz" and english.decode(["▁zzz"]) == "▁zzz"  # copied verbatim, as documented
+    assert english.decode(["<unk>"]).strip() == "⁇"
+    assert english.decode(english.encode(" I\tam\n")) == "I am"  # as the class docstring says
+    with pytest.raises(TypeError, match=r"pieces: expected a list of pieces, got a str"):
+        english.decode("▁I")

@@ -187,3 +187,41 @@ def test_window_batches_targets_are_next_tokens():
             assert any(torch.equal(ids[s : s + 9], row) for s in range(0, 91))
     with pytest.raises(ValueError, match="longer than block_size"):
         WindowBatches(ids[:5], block_size=9, batch_size=4, num_batches=3)
+
+
+def test_a_str_is_refused_where_token_lists_belong() -> None:  # breaker 5: used to count characters
+    with pytest.raises(TypeError, match=r"sequences: expected token lists, got a str item"):
+        Vocab.build(["the cat sat"])
+    with pytest.raises(TypeError, match=r"sequences: expected token lists, got a str"):
+        Vocab.build("the cat sat")
+    with pytest.raises(TypeError, match=r"tokens: expected a list of tokens, got a str"):
+        Vocab("cat")
+    assert Vocab.build(t.split() for t in ["the cat", "the mat"]).to_list() == ["the", "cat", "mat"]  # generators
+
+
+def test_special_token_spellings_in_text_are_unknown_words() -> None:  # breaker 6
+    v = Vocab(["a"])
+    assert v.encode(["a", "<pad>", "<eos>", "<bos>", "<unk>"]) == [4, UNK_ID, UNK_ID, UNK_ID, UNK_ID]
+    assert v.encode(["a"], add_bos=True, add_eos=True) == [BOS_ID, 4, EOS_ID]
+    with pytest.raises(ValueError, match="unknown token '<pad>'"):
+        v.encode(["a", "<pad>"], strict=True)
+    assert "<eos>" not in v and "a" in v
+
+
+def test_vocab_refuses_non_str_tokens_and_non_int_ids() -> None:  # breaker NITs and MESSAGE
+    with pytest.raises(TypeError, match=r"sequences: expected tokens that are str, got NoneType None"):
+        Vocab.build([["a", None]])
+    with pytest.raises(TypeError, match=r"tokens: expected tokens that are str, got int 1"):
+        Vocab([1, 2])
+    with pytest.raises(ValueError, match=r"tokens: expected non-empty strings, got ''"):
+        Vocab([""])
+    v = Vocab(["a"])
+    for bad in ([4.0], ["4"], [True]):
+        with pytest.raises(TypeError, match=r"ids: expected ints, got"):
+            v.decode(bad)
+    with pytest.raises(TypeError, match=r"ids: expected ints or a 1-D integer tensor, got a str"):
+        v.decode("4")
+    with pytest.raises(TypeError, match=r"tokens: expected a list of tokens \(str\), got a Tensor"):
+        v.encode(torch.tensor([4, 5]))
+    with pytest.raises(ValueError, match=r"pool: expected a positive int, got 0"):
+        bucket_batches([3, 1, 2], 2, pool=0)

@@ -73,7 +73,7 @@ def test_length_buckets():
     assert rows[0].accuracy == 1.0 and rows[1].count == 0 and math.isnan(rows[1].accuracy)
     assert accuracy_over([3, 25, 25, 40], [True, True, False, False], 20) == pytest.approx(1 / 3, abs=1e-12)
     with pytest.raises(ValueError, match="length"):
-        length_bucket_label(0)
+        length_bucket_label(-1)
     with pytest.raises(ValueError, match="edges"):
         length_bucket_label(3, (10, 5))
 
@@ -88,6 +88,18 @@ def test_bigram_baseline_by_hand():
     assert bigram_nats_per_token(train, valid, V, k=k) == pytest.approx(expected, abs=1e-12)
     with pytest.raises(ValueError, match="k"):
         bigram_nats_per_token(train, valid, V, k=0)
+
+
+def test_bigram_refuses_ids_outside_the_vocabulary() -> None:  # breaker 11: -1 used to wrap to the last row
+    with pytest.raises(ValueError, match=r"valid_ids: expected ids in \[0, V=3\), got min -1, max 0"):
+        bigram_nats_per_token(torch.tensor([0, 1, 2]), torch.tensor([0, -1]), 3)
+    with pytest.raises(ValueError, match=r"train_ids: expected ids in \[0, V=3\), got min 0, max 5"):
+        bigram_nats_per_token(torch.tensor([0, 5, 2]), torch.tensor([0, 1]), 3)
+
+
+def test_corpus_bleu_names_an_unknown_tokenizer() -> None:
+    with pytest.raises(ValueError, match=r"tokenize: expected one of .*'zh'.*, got 'foo'"):
+        corpus_bleu(["猫"], ["猫"], tokenize="foo")
 
 
 class _Uniform(nn.Module):
@@ -122,8 +134,6 @@ def test_translate_and_report_api_and_errors():
         evaluate_translation(model, [("the dog", "狗")], src_vocab, tgt_vocab, strict=True)
     with pytest.raises(ValueError, match="mismatched vocabulary"):
         translate(model, ["the cat"], Vocab(["the", "cat"]), tgt_vocab)
-    with pytest.raises(ValueError, match="max_len=8"):
-        translate(model, ["the cat sat " * 3], src_vocab, tgt_vocab)
     with pytest.raises(ValueError, match="at least one"):
         evaluate_translation(model, [], src_vocab, tgt_vocab)
 
@@ -160,3 +170,39 @@ def test_translate_scores_rnn_translators_with_the_same_code(attention):
         translate(rnn, ["the cat"], Vocab(["the", "cat"]), tgt_vocab)
     with pytest.raises(TypeError, match="model: expected a translator with a greedy_decode method, got Linear"):
         translate(nn.Linear(2, 2), ["the cat"], src_vocab, tgt_vocab)
+
+
+def test_empty_sources_are_scored_in_a_bucket_of_their_own() -> None:  # breaker 2: used to raise after decoding
+    torch.manual_seed(0)
+    src_vocab, tgt_vocab = Vocab(["the", "cat"]), Vocab(["猫"])
+    model = Transformer(len(src_vocab), len(tgt_vocab), **TINY)
+    report = evaluate_translation(model, [("", "猫"), ("the cat", "猫"), ("   ", "猫")], src_vocab, tgt_vocab)
+    assert len(report.hypotheses) == 3
+    assert [(b.label, b.low, b.high, b.count) for b in report.buckets[:2]] == [("0", 0, 0, 2), ("1-10", 1, 10, 1)]
+    no_eos = evaluate_translation(model, [("", "猫"), ("the cat", "猫")], src_vocab, tgt_vocab, src_eos=False)
+    assert no_eos.hypotheses[0] == "" and no_eos.buckets[0].count == 1  # nothing to read: an empty translation
+    assert length_bucket_label(0) == "0"
+    assert [r.label for r in accuracy_by_length([3], [True])] == ["1-10", "11-20", "21-30", "31+"]  # no "0" row
+
+
+def test_long_sources_are_truncated_and_counted_not_refused() -> None:  # breaker 3
+    torch.manual_seed(0)
+    src_vocab, tgt_vocab = Vocab(["the", "cat", "sat"]), Vocab(["猫", "坐"])
+    model = Transformer(len(src_vocab), len(tgt_vocab), **TINY)  # learned positions, max_len=8
+    long = "the cat sat " * 3  # 9 words + EOS > 8
+    report = evaluate_translation(model, [(long, "猫"), ("cat", "猫")], src_vocab, tgt_vocab)
+    assert report.truncated_sources == 1
+    assert report.hypotheses[0] == translate(model, [" ".join(long.split()[:7])], src_vocab, tgt_vocab)[0]
+    rope = Transformer(len(src_vocab), len(tgt_vocab), **{**TINY, "positional": "rope"})
+    report = evaluate_translation(rope, [(long, "猫")], src_vocab, tgt_vocab)
+    assert report.truncated_sources == 0
+
+
+def test_translate_refuses_a_str_and_restores_train_mode_on_error() -> None:  # breaker 5 and NIT
+    src_vocab, tgt_vocab = Vocab(["the", "cat"]), Vocab(["猫"])
+    model = Transformer(len(src_vocab), len(tgt_vocab), **TINY).train()
+    with pytest.raises(TypeError, match="sentences: expected a list of sentences, got a str"):
+        translate(model, "the cat", src_vocab, tgt_vocab)
+    with pytest.raises(ValueError, match="max_len"):
+        translate(model, ["the cat"], src_vocab, tgt_vocab, max_len=0)
+    assert model.training

@@ -191,6 +191,27 @@ def test_checkpoint_round_trip_and_mismatches(tmp_path):
         load_checkpoint(path, bigger)
 
 
+def test_untied_checkpoint_into_a_tied_model_is_refused(tmp_path):  # breaker 4: used to load silently
+    from tformer.models import DecoderOnlyConfig, DecoderOnlyTransformer
+
+    cfg = DecoderOnlyConfig(10, d_model=8, num_heads=2, d_ff=16, num_layers=1)
+    untied, tied = DecoderOnlyTransformer(cfg), DecoderOnlyTransformer(cfg, tie_embeddings=True)
+    save_checkpoint(tmp_path / "untied.pt", untied)
+    with pytest.raises(ValueError, match=r"model: expected a checkpoint whose weights .* are equal \(this model ties"):
+        load_checkpoint(tmp_path / "untied.pt", tied)
+    save_checkpoint(tmp_path / "tied.pt", tied)
+    load_checkpoint(tmp_path / "tied.pt", DecoderOnlyTransformer(cfg, tie_embeddings=True))  # tied -> tied loads
+    load_checkpoint(tmp_path / "tied.pt", DecoderOnlyTransformer(cfg))  # tied -> untied: both copies equal
+
+
+def test_a_spent_generator_stops_training_and_keeps_the_history():  # breaker 10
+    batches = _regression_batches()
+    history = train(_Linear(), (b for b in batches), _mse, max_steps=10 * len(batches), progress=False, device="cpu")
+    assert history.steps == len(batches) and history.stop_reason == "batches_exhausted"
+    with pytest.raises(ValueError, match=r"lr: expected a number > 0, got -1.0"):
+        train(_Linear(), batches, _mse, max_steps=1, lr=-1.0, progress=False, device="cpu")
+
+
 def test_tiny_translation_run_learns():
     corpus = generate_corpus(2_000, seed=0, validation_size=100, test_size=100, combinations_size=10)
     pairs = [p for p in corpus.train if len(p[0].split()) <= 8]

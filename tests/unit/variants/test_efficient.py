@@ -267,3 +267,13 @@ def test_gqa_and_moe_argument_errors() -> None:
     probs = torch.full((3, 4), 0.25)
     with pytest.raises(ValueError, match=r"indices: expected ids in \[0, E=4\), got min 5, max 5"):
         load_balancing_loss(probs, torch.full((3, 1), 5), 4)
+
+
+def test_linear_attention_and_window_mask_messages() -> None:  # breaker MESSAGE and NIT
+    q = k = v = torch.randn(1, 4, 8)
+    with pytest.raises(TypeError, match=r"key: expected the dtype of query \(torch.float32\), got torch.float64"):
+        linear_attention(q, k.double(), v)
+    with pytest.raises(TypeError, match=r"value: expected the dtype of query \(torch.float32\), got torch.float16"):
+        linear_attention(q, k, v.half())
+    with pytest.raises(ValueError, match=r"S: expected S >= L=5 \(keys cover the queries\), got 3"):
+        sliding_window_mask(5, 2, S=3)

@@ -70,3 +70,10 @@ def test_load_balancing_loss_is_one_when_uniform() -> None:
 # --- regressions found by the hostile review ---------------------------------------------------------------
 
 
+
+
+def test_load_balancing_loss_refuses_empty_inputs() -> None:  # breaker 14: used to return NaN
+    with pytest.raises(ValueError, match=r"probs: expected at least one token, got shape \(0, 4\)"):
+        load_balancing_loss(torch.zeros(0, 4), torch.zeros(0, 2, dtype=torch.long), 4)
+    with pytest.raises(ValueError, match=r"indices: expected at least one token, got shape \(0, 2\)"):
+        load_balancing_loss(torch.full((3, 4), 0.25), torch.zeros(0, 2, dtype=torch.long), 4)

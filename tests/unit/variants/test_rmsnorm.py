@@ -82,3 +82,20 @@ def test_rmsnorm_errors() -> None:
         RMSNorm(4)(torch.randn(2, 5))
     with pytest.raises(TypeError, match=r"x: expected a floating-point tensor \(\.\.\., D\), got torch.int64"):
         RMSNorm(4)(torch.ones(2, 4, dtype=torch.long))
+
+
+def test_half_input_with_a_float32_gain_returns_half_like_torch() -> None:  # breaker 13
+    import warnings
+
+    torch.manual_seed(0)
+    ours, theirs = RMSNorm(8), torch.nn.RMSNorm(8)
+    with torch.no_grad():
+        ours.weight.uniform_(0.5, 1.5)
+        theirs.weight.copy_(ours.weight)
+    x = torch.randn(3, 5, 8).half()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns that it cannot use its fused kernel for mixed dtypes
+        expected = theirs(x)
+    got = ours(x)
+    assert got.dtype == expected.dtype == torch.float16
+    torch.testing.assert_close(got, expected)
