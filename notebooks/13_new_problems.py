@@ -151,8 +151,9 @@ _ = results.record("kv_tiny_bytes", measured)
 # The measured cache, **32,768**<!-- result: kv_tiny_bytes --> bytes, is the formula to the byte. It grows
 # linearly with every token generated and with every sequence in the batch.
 #
-# **Grouped-query attention** (GQA, Ainslie et al. 2023) lets G query heads share one key/value head, so only
-# H_kv = H / G key/value heads are computed and cached; **multi-query attention** (MQA, Shazeer 2019) is the
+# **Grouped-query attention** (GQA, Ainslie et al. 2023) splits the H query heads into groups that each share
+# one key/value head. The paper's "GQA-G" counts the groups: G = H_kv key/value heads are computed and cached,
+# each serving R = H / H_kv query heads (Llama's code calls R `n_rep`); **multi-query attention** (MQA, Shazeer 2019) is the
 # extreme H_kv = 1. `tformer.variants.efficient.GroupedQueryAttention(d_model, num_heads, num_kv_heads)` broadcasts each
 # shared head over its group without copying it. The first check: with one query head per group
 # (num_kv_heads = num_heads), loaded with a multi-head attention's weights, it must *be* multi-head attention.
@@ -203,7 +204,7 @@ for kv_heads in (8, 4, 2, 1):
     kv_params = sum(p.numel() for p in (*stack[0].w_k.parameters(), *stack[0].w_v.parameters()))
     rows.append((kv_heads, H // kv_heads, tuple(caches[0].key.shape), measured, formula, kv_params))
     assert measured == formula
-print(f"{'H_kv':>5}{'G':>4}{'cache key shape':>20}{'measured bytes':>16}{'formula':>10}{'W_K+W_V params':>16}")
+print(f"{'H_kv':>5}{'R':>4}{'cache key shape':>20}{'measured bytes':>16}{'formula':>10}{'W_K+W_V params':>16}")
 for kv_heads, group, shape, measured, formula, kv_params in rows:
     print(f"{kv_heads:>5}{group:>4}{shape!s:>20}{measured:>16,}{formula:>10,}{kv_params:>16,}")
 
@@ -215,7 +216,7 @@ ax.set_title(f"KV cache after {steps} tokens: {LAYERS} layers, {H} query heads, 
 plt.show()
 
 # %% [markdown]
-# The cache shrinks by exactly the group size G: MQA keeps 1/8 of multi-head attention's cache here. At a
+# The cache shrinks by exactly R = H / H_kv, the query heads per key/value head: MQA keeps 1/8 of multi-head attention's cache here. At a
 # realistic size the difference decides how many users fit on one GPU. Take a decoder shaped like Llama 2
 # 7B (Touvron et al. 2023: 32 layers, 32 heads of width 128) in float16 at 4096 tokens. The numbers below
 # come from the formula just verified; the per-token row adds DeepSeek-V2's multi-head latent attention

@@ -13,7 +13,8 @@ Three answers to the costs measured in ``12_complexity``:
   O(n²·Dh). The causal form is a running sum, i.e. a recurrence with a (Dh × Dv) state.
 
 Masks follow the package convention: boolean, True = may attend. Dimension letters: B batch, L query length,
-S key length, D ``d_model``, H query heads, H_kv key/value heads, G = H / H_kv queries per group, Dh head width.
+S key length, D ``d_model``, H query heads, H_kv key/value heads, R = H / H_kv query heads per key/value head
+(Llama's ``n_rep``; the GQA paper's G is the number of groups, H_kv), Dh head width.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class GroupedQueryAttention(nn.Module):
     """Grouped-query attention: H query heads in H_kv groups, each group sharing one key/value head.
 
     Ainslie et al. 2023, "GQA: Training Generalized Multi-Query Transformer Models from Multi-Head Checkpoints",
-    §2.2. Query head h uses key/value head h // G (G = H / H_kv), the order of Llama's ``repeat_kv``.
+    §2.2. Query head h uses key/value head h // R (R = H / H_kv), the order of Llama's ``repeat_kv``.
     ``num_kv_heads = num_heads`` is exactly :class:`~tformer.attention.MultiHeadAttention`;
     ``num_kv_heads = 1`` is multi-query attention (Shazeer 2019, "Fast Transformer Decoding").
 
@@ -85,7 +86,7 @@ class GroupedQueryAttention(nn.Module):
             Llama 2 does (Touvron et al. 2023, §2.2). Self-attention only (it needs S_new = L).
 
     Parameters: ``w_q`` and ``w_o`` are ``Linear(D, D)``; ``w_k`` and ``w_v`` are ``Linear(D, H_kv·Dh)``, so
-    the key/value projections (and the cache) shrink by the factor G.
+    the key/value projections (and the cache) shrink by the factor R.
 
     Shape:
         ``forward(query (B, L, D), key (B, S, D), value (B, S, D), mask) -> (output (B, L, D),
@@ -144,7 +145,7 @@ class GroupedQueryAttention(nn.Module):
                 (``(L, S)``, ``(B, L, S)``, ``(B, 1, 1, S)``, ``(B, 1, L, S)``, ``(B, H, L, S)``), S counting
                 cached positions.
             cache: optional :class:`~tformer.attention.KVCache`; it stores keys/values of shape
-                ``(B, H_kv, S, Dh)`` — G times smaller than multi-head attention's.
+                ``(B, H_kv, S, Dh)`` — R times smaller than multi-head attention's.
             positions: ``(L,)`` integer positions of the new queries and keys for RoPE; default
                 ``len(cache) + arange(L)``. Ignored without ``rope``.
 
@@ -156,8 +157,8 @@ class GroupedQueryAttention(nn.Module):
         """
         check_query_key_value(query, key, value, self.w_q.weight)
         B, L, _ = query.shape
-        Hkv, G, Dh = self.num_kv_heads, self.group_size, self.head_dim
-        q = self.w_q(query).view(B, L, Hkv, G, Dh).permute(0, 2, 3, 1, 4)  # (B, H_kv, G, L, Dh)
+        Hkv, R, Dh = self.num_kv_heads, self.group_size, self.head_dim
+        q = self.w_q(query).view(B, L, Hkv, R, Dh).permute(0, 2, 3, 1, 4)  # (B, H_kv, R, L, Dh)
         k = split_heads(self.w_k(key), Hkv)  # (B, H_kv, S_new, Dh)
         v = split_heads(self.w_v(value), Hkv)  # (B, H_kv, S_new, Dh)
         if self.rope is not None:
@@ -166,7 +167,7 @@ class GroupedQueryAttention(nn.Module):
             if positions is None:
                 past = 0 if cache is None else len(cache)
                 positions = torch.arange(past, past + L, device=query.device)  # (L,)
-            q = self.rope(q, positions)  # (B, H_kv, G, L, Dh): every query head rotated alike
+            q = self.rope(q, positions)  # (B, H_kv, R, L, Dh): every query head rotated alike
             k = self.rope(k, positions)  # (B, H_kv, L, Dh): rotated once, before it is cached
         if cache is not None:
             k, v = cache.update(k, v)  # (B, H_kv, S, Dh)
@@ -176,12 +177,12 @@ class GroupedQueryAttention(nn.Module):
             if mask.shape[1] == 1:
                 mask = mask[:, :, None]  # (B|1, 1, 1, L|1, S)
             else:
-                mask = mask.reshape(mask.shape[0], Hkv, G, *mask.shape[2:])  # (B|1, H_kv, G, L|1, S)
+                mask = mask.reshape(mask.shape[0], Hkv, R, *mask.shape[2:])  # (B|1, H_kv, R, L|1, S)
         dropout_p = self.dropout if self.training else 0.0
-        # k[:, :, None] broadcasts one key/value head over its G query heads without copying it.
+        # k[:, :, None] broadcasts one key/value head over its R query heads without copying it.
         context, weights = scaled_dot_product_attention(
             q, k[:, :, None], v[:, :, None], mask=mask, dropout_p=dropout_p
-        )  # (B, H_kv, G, L, Dh), (B, H_kv, G, L, S)
+        )  # (B, H_kv, R, L, Dh), (B, H_kv, R, L, S)
         context = context.permute(0, 3, 1, 2, 4).reshape(B, L, self.d_model)  # (B, L, D): heads concatenated
         return self.w_o(context), weights.reshape(B, self.num_heads, L, S)  # (B, L, D), (B, H, L, S)
 
@@ -202,16 +203,16 @@ class GroupedQueryAttention(nn.Module):
         weight = mha.w_q.weight
         gqa = cls(mha.d_model, mha.num_heads, num_kv_heads, bias=has_bias, dropout=mha.dropout, rope=mha.rope)
         gqa = gqa.to(device=weight.device, dtype=weight.dtype)
-        Hkv, G, Dh, D = num_kv_heads, gqa.group_size, gqa.head_dim, mha.d_model
+        Hkv, R, Dh, D = num_kv_heads, gqa.group_size, gqa.head_dim, mha.d_model
         with torch.no_grad():
             for ours, theirs in ((gqa.w_q, mha.w_q), (gqa.w_o, mha.w_o)):
                 ours.weight.copy_(theirs.weight)
                 if has_bias:
                     ours.bias.copy_(theirs.bias)
             for ours, theirs in ((gqa.w_k, mha.w_k), (gqa.w_v, mha.w_v)):
-                ours.weight.copy_(theirs.weight.view(Hkv, G, Dh, D).mean(dim=1).reshape(Hkv * Dh, D))
+                ours.weight.copy_(theirs.weight.view(Hkv, R, Dh, D).mean(dim=1).reshape(Hkv * Dh, D))
                 if has_bias:
-                    ours.bias.copy_(theirs.bias.view(Hkv, G, Dh).mean(dim=1).reshape(Hkv * Dh))
+                    ours.bias.copy_(theirs.bias.view(Hkv, R, Dh).mean(dim=1).reshape(Hkv * Dh))
         return gqa.train(mha.training)
 
 
