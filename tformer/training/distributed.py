@@ -42,7 +42,7 @@ import torch.multiprocessing as mp
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from tformer._checks import check_int, check_number
+from tformer._checks import check_bool, check_int, check_number
 from tformer.attention import MultiHeadAttention, merge_heads, split_heads
 from tformer.data.text import BOS_ID, PAD_ID
 from tformer.functional import scaled_dot_product_attention
@@ -71,15 +71,41 @@ Batch = tuple[Tensor, Tensor]  # src (B, S), tgt (B, L): int64 ids, padded with 
 
 
 # ----------------------------------------------------------------------------------------------- the launcher
-def distributed_support() -> str | None:
-    """``None`` when :func:`launch` can run here, else the reason it cannot (a sentence to print)."""
+def distributed_support(*, probe: bool = False, timeout_s: float = 60.0) -> str | None:
+    """``None`` when :func:`launch` can run here, else the reason it cannot (a sentence to print).
+
+    Without ``probe`` only the build is checked (``torch.distributed`` and gloo compiled in). With ``probe``,
+    two processes are also launched and all-reduce one number, which catches what fails only at run time:
+    spawning, or gloo not finding a network interface (on some hosts; setting the environment variable
+    ``GLOO_SOCKET_IFNAME=lo`` before launching usually fixes it).
+
+    Raises:
+        TypeError/ValueError: if ``probe`` is not a bool or ``timeout_s`` not a positive number.
+    """
+    check_bool("probe", probe)
+    check_number("timeout_s", timeout_s, 0, open_min=True)
     if not dist.is_available():
         return "this PyTorch build has no torch.distributed"
     if not dist.is_gloo_available():
         return "this PyTorch build has no gloo backend"
     if dist.is_initialized():
         return "a process group is already initialised in this process"
+    if probe:
+        try:
+            sums = launch(_probe_worker, world_size=2, timeout_s=timeout_s)
+        except Exception as error:  # any failure means the chapter cannot launch here: say which
+            last = (str(error).strip().splitlines() or [""])[-1]
+            return (f"a 2-process all-reduce failed ({type(error).__name__}: {last}); if gloo cannot find a "
+                    f"network interface, set GLOO_SOCKET_IFNAME=lo")
+        if sums != [1.0, 1.0]:
+            return f"a 2-process all-reduce of 0 and 1 returned {sums}, expected [1.0, 1.0]"
     return None
+
+
+def _probe_worker(rank: int, world_size: int) -> float:
+    value = torch.tensor([float(rank)])
+    dist.all_reduce(value)
+    return value.item()
 
 
 def _run_rank(rank: int, worker: Callable[..., Any], world_size: int, init_file: str, out_dir: str,
@@ -293,17 +319,21 @@ def ddp_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batches
 
 
 def ddp_timing_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batches: Sequence[Batch],
-                      repeats: int = 7) -> dict[str, Any]:
+                      repeats: int = 7, ddp: bool = True) -> dict[str, Any]:
     """Median wall-clock seconds of one training step (forward, backward with DDP's all-reduce, Adam) on this
     rank's share of each batch in ``batches``, and of one ``all_reduce`` of a float32 buffer as large as all
     the gradients; run inside :func:`launch`.
 
-    With ``world_size = 1`` the steps run on whole batches, without DDP. One warm-up step per batch is not
-    timed. Returns ``{"step_s": [one median per batch], "allreduce_s": ..., "gradient_numbers": ...}``;
-    ``allreduce_s`` is 0 for N = 1.
+    With ``world_size = 1`` the steps run on whole batches, without DDP. With ``ddp=False`` and N > 1, each rank
+    trains its own unwrapped copy on its share (no gradient traffic, no DDP hooks): the control that shows
+    what running N processes side by side costs by itself. One warm-up step per batch is not timed. Returns
+    ``{"step_s": [one median per batch], "allreduce_s": ..., "gradient_numbers": ...}``; ``allreduce_s`` is 0
+    for N = 1 or ``ddp=False``.
     """
+    check_bool("ddp", ddp)
     model = build_translator(*vocab_sizes)
-    if world_size > 1:
+    ddp = ddp and world_size > 1
+    if ddp:
         model = nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     medians = []
@@ -321,7 +351,7 @@ def ddp_timing_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], 
         medians.append(statistics.median(step_times[1:]))
     numbers = sum(p.numel() for p in model.parameters())
     reduce_times = []
-    if world_size > 1:
+    if ddp:
         buffer = torch.ones(numbers)
         for _ in range(repeats + 1):
             dist.barrier()

@@ -19,6 +19,7 @@ from tformer.attention import MultiHeadAttention
 from tformer.layers import FeedForward
 from tformer.training.distributed import (
     build_translator,
+    ddp_timing_worker,
     ddp_worker,
     distributed_support,
     fsdp_worker,
@@ -108,6 +109,23 @@ def test_launch_rejects_bad_settings(kwargs: dict, error: type) -> None:
     name = next(iter(kwargs))
     with pytest.raises(error, match=f"^{name}: expected"):
         launch(_rank_and_sum, (0,), **kwargs)
+
+
+def test_the_probe_launches_two_processes() -> None:
+    assert distributed_support(probe=True) is None
+    with pytest.raises(TypeError, match="probe"):
+        distributed_support(probe=1)
+    with pytest.raises(ValueError, match="timeout_s"):
+        distributed_support(probe=True, timeout_s=0)
+
+
+def test_timing_worker_with_and_without_ddp() -> None:
+    batch = _random_batch(0)
+    for ddp in (True, False):
+        ranks = launch(ddp_timing_worker, (VOCAB, [batch], 1, ddp))
+        for rank in ranks:
+            assert len(rank["step_s"]) == 1 and rank["step_s"][0] > 0
+            assert (rank["allreduce_s"] > 0) == ddp  # the control sends nothing
 
 
 def test_shard_rows_splits_contiguously_and_checks() -> None:
