@@ -205,7 +205,7 @@ if CAN_LAUNCH:
 # The averaged gradient equals the whole batch's to float32 rounding (≤ 1e-6, asserted) at every step; the
 # tempting per-half mean is wrong by up to **0.018**<!-- result: naive_gap --> in some weights on the first
 # batch, and by **0.018**<!-- result: naive_gap_min -->–**0.053**<!-- result: naive_gap_max --> across the
-# five batches — **9**<!-- result: naive_share_min -->–**28**<!-- result: naive_share_max --> % of each
+# five batches — **9**<!-- result: naive_share_min -->–**30**<!-- result: naive_share_max --> % of each
 # batch's largest gradient entry, far beyond rounding. Data
 # parallelism changes *where* the arithmetic is done, not what is computed — provided the loss is normalised
 # over the whole batch.
@@ -293,7 +293,8 @@ if CAN_LAUNCH:
 # three lines split what stands between the DDP step and that ideal into three measured terms, each the
 # difference between two runs that differ in one thing; which one dominates depends on the machine and on
 # what else runs on it, so read them in your own output (the numbers stored here are one run on one
-# machine, and a rerun prints others):
+# machine, and a rerun prints others; the runs are seconds apart, and on a busy machine the load changes
+# between them, so a term can even come out negative):
 #
 # 1. **Halving the batch may not halve the work.** The second line measures it without any communication.
 #    A step of a **52,632**<!-- result: book_params -->-parameter model carries fixed costs that do not
