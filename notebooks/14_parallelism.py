@@ -447,6 +447,15 @@ if CAN_LAUNCH and fsdp_ranks is not None:
         assert sum(rank[part] for rank in fsdp_ranks) == WORLD * expected  # shards add up to the whole
         assert all(rank[part] == expected for rank in fsdp_ranks)  # every first dimension is even here
     print(f"whole model, unsharded: {fsdp_ranks[0]['full_parameters']:,.0f} bytes of parameters")
+    probe_model = build_translator(*VOCAB_SIZES)
+    decoder_layer = 4 * sum(p.numel() for p in probe_model.decoder.layers[0].parameters())  # the largest layer
+    root = 4 * sum(p.numel() for name, p in probe_model.named_parameters() if ".layers." not in name)
+    peak = fsdp_ranks[0]["peak_parameters"]
+    print(f"parameters held while a layer runs (most over the forward pass): {peak:,.0f} bytes"
+          f" = shards + the other half of one decoder layer ({decoder_layer:,} bytes) and of the embeddings,"
+          f" final norm and output ({root:,} bytes); {100 * (peak / formula.parameters - 1):.0f}% above the shards")
+    assert all(rank["peak_parameters"] == formula.parameters + (decoder_layer + root) / WORLD for rank in fsdp_ranks)
+    _ = results.record("fsdp_peak_extra_pct", 100 * (peak / formula.parameters - 1))
 
 # %% [markdown]
 # (If the cell printed that FSDP did not run — `fully_shard` is public as `torch.distributed.fsdp.fully_shard`
@@ -454,8 +463,14 @@ if CAN_LAUNCH and fsdp_ranks is not None:
 # paragraph describes the one printed with a newer PyTorch.) Each rank holds half of every parameter, half
 # of every gradient and half of Adam's state: the formula's Ψ·b/N exactly (asserted to the byte; every first
 # dimension of this model is even, so the halves are exact). The table weighs the *local shards*, not the
-# memory a rank uses: it leaves out the full weights of the one layer gathered while that layer runs, and the
-# activations. That gathering is also the price in time: each layer's full weights are fetched from the other
+# memory a rank uses: while a layer runs, its full weights are gathered, and the root's (embeddings and
+# output, wrapped by the last `fully_shard`) stay gathered through the forward pass. A forward pre-hook
+# inside each layer reads what a rank holds at that moment: at most
+# **43**<!-- result: fsdp_peak_extra_pct -->% more parameter bytes than its shards here (asserted equal to
+# the shards plus the missing halves of one decoder layer and of the root's weights). In a large model with
+# many layers that extra is one layer's worth plus the root's, a small fraction; activations are not counted
+# at all. That
+# gathering is also the price in time: each layer's full weights are fetched from the other
 # rank before the layer runs, forward and backward — the one more all-gather, (N − 1)/N·Ψ, counted above.
 
 # %% [markdown]

@@ -369,7 +369,10 @@ def fsdp_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batch:
 
     Every parameter is split along its first dimension across the N ranks (a ``DTensor``); its gradient and
     Adam's two moments are split the same way. Returns bytes held locally for ``"parameters"``,
-    ``"gradients"`` and ``"optimizer"`` (float32), plus ``"full_parameters"``, the bytes of the whole model.
+    ``"gradients"`` and ``"optimizer"`` (float32), plus ``"full_parameters"``, the bytes of the whole model, and
+    ``"peak_parameters"``: the most parameter bytes this rank held while one layer ran in the forward pass (its
+    shards plus the full weights gathered for that layer and the root's), read by a forward pre-hook on each
+    layer's first sublayer, which runs after FSDP's all-gather.
     """
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
@@ -384,6 +387,18 @@ def fsdp_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batch:
         fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def held_bytes() -> float:  # a sharded parameter is a DTensor (count its local piece), a gathered one is not
+        tensors = [p.to_local() if hasattr(p, "to_local") else p for p in model.parameters()]
+        return float(sum(t.numel() * t.element_size() for t in tensors))
+
+    peak = [0.0]
+
+    def record_peak(module: nn.Module, inputs: Any) -> None:
+        peak[0] = max(peak[0], held_bytes())
+
+    for layer in (*model.encoder.layers, *model.decoder.layers):
+        next(layer.children()).register_forward_pre_hook(record_peak)
     summed_token_loss(model, shard_rows(batch, rank, world_size), world_size / _tokens(batch)).backward()
     optimizer.step()
 
@@ -394,7 +409,7 @@ def fsdp_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batch:
     params = list(model.parameters())
     moments = [t for p in params for key, t in optimizer.state[p].items() if key in ("exp_avg", "exp_avg_sq")]
     return {"parameters": local_bytes(params), "gradients": local_bytes([p.grad for p in params]),
-            "optimizer": local_bytes(moments), "full_parameters": float(full)}
+            "optimizer": local_bytes(moments), "full_parameters": float(full), "peak_parameters": peak[0]}
 
 
 # ----------------------------------------------------------------------------------------------- tensor parallel

@@ -168,6 +168,13 @@ def test_fsdp_holds_the_zero3_share() -> None:
     formula = training_memory_bytes(num_params, "zero3", 2, param_bytes=4, grad_bytes=4, optimizer_bytes=8)
     assert ranks[0]["parameters"] == pytest.approx(formula.parameters, rel=0.02)
     assert ranks[0]["optimizer"] == pytest.approx(formula.optimizer, rel=0.02)
+    # While a layer runs, a rank holds its shards plus the other half of that layer and of the root's weights:
+    # the largest layer is a decoder layer (self- and cross-attention and the FFN).
+    model = build_translator(*VOCAB)
+    decoder_layer = 4 * sum(p.numel() for p in model.decoder.layers[0].parameters())
+    root = 4 * sum(p.numel() for name, p in model.named_parameters() if ".layers." not in name)
+    for rank in ranks:
+        assert rank["peak_parameters"] == pytest.approx(4 * num_params / 2 + (decoder_layer + root) / 2, rel=0.01)
 
 
 def test_tensor_parallel_layers_equal_the_whole_layers() -> None:
