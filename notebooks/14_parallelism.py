@@ -75,26 +75,30 @@ results = Results("14_parallelism")
 #
 # `torch.distributed` connects *processes*, each with its own rank 0 … N − 1, through a backend: NCCL between
 # GPUs, gloo on CPUs (and between machines without GPUs). Scripts are usually started with `torchrun`; from a
-# notebook we start them with `torch.multiprocessing` instead, and `tformer.training.distributed.launch`
-# wraps the details:
+# notebook we start them with `torch.multiprocessing` instead: `torchrun` needs a script file, hands back only
+# exit codes (not the workers' results), and by default meets on TCP port 29500, which two runs on one
+# machine would share. `tformer.training.distributed.launch` wraps the details:
 #
 # - processes are **spawned** (fresh interpreters), so the function they run must be importable: the workers
 #   live in `tformer.training.distributed`, not in this notebook (a notebook's functions cannot be sent to a
 #   spawned process);
 # - they meet through a **file** in a private temporary folder (`init_method="file://…"`), not a TCP port,
 #   so two notebooks or test runs on one machine never clash;
-# - a worker's exception is raised here with its traceback, the process group is destroyed in every child,
-#   and children still running when the launch fails or times out are terminated.
+# - a worker's exception is raised here with its traceback — the exception of the rank that raised first,
+#   not its partner's "connection closed" that follows when the failed rank leaves the group; children still
+#   running when the launch fails or times out are terminated (and killed if they ignore that).
 #
 # The notebook runs each experiment in N = 2 processes with one thread each, whatever the machine (on a
-# Colab GPU runtime too: gloo on CPU keeps the results the same everywhere). If this PyTorch cannot start
-# them, the cell below says why and the multi-process cells are skipped.
+# Colab GPU runtime too: gloo on CPU keeps the results the same everywhere). The cell below checks that this
+# PyTorch has `torch.distributed` with gloo and then launches two processes that all-reduce one number; if
+# anything fails (spawning, or gloo not finding a network interface — setting `GLOO_SOCKET_IFNAME=lo`
+# usually fixes that), it prints why and the multi-process cells are skipped.
 
 # %%
 from tformer.training.distributed import distributed_support, launch
 
 WORLD = 2
-reason = distributed_support()
+reason = distributed_support(probe=True)  # the build, then a real 2-process all-reduce
 CAN_LAUNCH = reason is None
 print(f"torch.distributed with gloo: {'available' if CAN_LAUNCH else 'not available: ' + reason}")
 
@@ -107,15 +111,23 @@ print(f"torch.distributed with gloo: {'available' if CAN_LAUNCH else 'not availa
 # (DDP, Li et al. 2020) does this with hooks that all-reduce gradient buckets as soon as backward produces
 # them.
 #
-# The model is the running-example translator of chapter 10, small (`build_translator`: D = 32, H = 4,
-# 2 + 2 layers, no dropout, so a forward pass depends only on the weights and the data), the data five
-# batches of 16 English → Chinese pairs from `tformer.data.corpus`, drawn as in chapter 10 (`PairBatches`
-# sorts each batch's rows by length, so a batch's first half holds its shorter sentences).
+# The model is a smaller version of chapter 10's running-example translator (`build_translator`: D = 32,
+# H = 4, F = 64, 2 + 2 layers, no dropout, so a forward pass depends only on the weights and the data;
+# chapter 10 trains D = 64, F = 256). The data: five batches of 16 English → Chinese pairs from
+# `tformer.data.corpus`, drawn with chapter 10's `PairBatches` but without its length pools (chapter 10 uses
+# batches of 64); `PairBatches` sorts each batch's rows by length, so a batch's first half holds its shorter
+# sentences.
 
 # %%
 from tformer.data.corpus import generate_corpus
 from tformer.data.text import PAD_ID, PairBatches, Vocab
-from tformer.training.distributed import build_translator, ddp_worker, train_steps
+from tformer.training.distributed import (
+    build_translator,
+    ddp_worker,
+    shard_rows,
+    summed_token_loss,
+    train_steps,
+)
 
 corpus = generate_corpus(seed=0)
 src_vocab = Vocab.build(en.split() for en, _ in corpus.train)
@@ -138,7 +150,9 @@ print(f"target tokens in each batch's second half: {halves[1]}")
 # average of the two would weigh a token of the shorter half more than a token of the longer one — a
 # different loss. The fix: each process sums its tokens' losses and divides by the whole batch's token
 # count T, times N (`summed_token_loss(model, share, N / T)`); DDP's division by N then leaves exactly the
-# whole batch's mean.
+# whole batch's mean. Here every process is handed the whole batch, so each can count T itself; in a real
+# job a process loads only its share, and T is the `all_reduce` (sum) of the processes' local token counts —
+# one more collective per step, of a single number.
 #
 # Now the experiment. Two processes train under DDP for five Adam steps, each on its half of every batch
 # (`ddp_worker`); this process trains the same model on the whole batches (`train_steps`, the same loop
@@ -162,11 +176,37 @@ if CAN_LAUNCH:
     print(f"with a per-half mean loss instead, the first step's gradient is off by up to {naive_gap:.3f}")
     assert grad_gap <= 1e-6
     assert naive_gap > 100 * 1e-6
+
+    # The same naive average for every batch, here in one process, at the initial weights.
+    def gradient(batch, scale) -> dict:
+        model = build_translator(*VOCAB_SIZES)
+        summed_token_loss(model, batch, scale).backward()
+        return {name: p.grad for name, p in model.named_parameters()}
+
+    naive_gaps, naive_shares = [], []
+    for batch in batches:
+        whole = gradient(batch, 1 / int((batch[1] != PAD_ID).sum()))
+        shares = [shard_rows(batch, rank, WORLD) for rank in range(WORLD)]
+        per_half = [gradient(share, 1 / int((share[1] != PAD_ID).sum())) for share in shares]
+        naive = {name: sum(g[name] for g in per_half) / WORLD for name in whole}
+        naive_gaps.append(max_difference(naive, whole))
+        naive_shares.append(100 * naive_gaps[-1] / max(g.abs().max().item() for g in whole.values()))
+    print(f"per-half mean, each of the {len(batches)} batches at the initial weights: off by "
+          f"{min(naive_gaps):.3f}–{max(naive_gaps):.3f}, i.e. {min(naive_shares):.0f}–{max(naive_shares):.0f} % "
+          f"of the batch's largest gradient entry")
+    assert abs(naive_gaps[0] - naive_gap) < 1e-5  # batch 1 in one process = the DDP ranks' naive gradient
     _ = results.record("naive_gap", naive_gap)
+    _ = results.record("naive_gap_min", min(naive_gaps))
+    _ = results.record("naive_gap_max", max(naive_gaps))
+    _ = results.record("naive_share_min", min(naive_shares))
+    _ = results.record("naive_share_max", max(naive_shares))
 
 # %% [markdown]
 # The averaged gradient equals the whole batch's to float32 rounding (≤ 1e-6, asserted) at every step; the
-# tempting per-half mean is wrong by up to **0.018**<!-- result: naive_gap --> in some weights, far beyond rounding. Data
+# tempting per-half mean is wrong by up to **0.018**<!-- result: naive_gap --> in some weights on the first
+# batch, and by **0.018**<!-- result: naive_gap_min -->–**0.053**<!-- result: naive_gap_max --> across the
+# five batches — **9**<!-- result: naive_share_min -->–**30**<!-- result: naive_share_max --> % of each
+# batch's largest gradient entry, far beyond rounding. Data
 # parallelism changes *where* the arithmetic is done, not what is computed — provided the loss is normalised
 # over the whole batch.
 #
@@ -180,33 +220,47 @@ if CAN_LAUNCH:
     identical = all(torch.equal(state0[name], state1[name]) for name in state0)
     key_biases = [name for name in single if name.endswith("w_k.bias")]
     others = [name for name in single if name not in key_biases]
-    key_bias_gradient = max(reference_gradients[0][name].abs().max().item() for name in key_biases)
+    key_bias_gradient = max(g[name].abs().max().item() for g in reference_gradients for name in key_biases)
     other_gradient = max(reference_gradients[0][name].abs().max().item() for name in others)
+    initial = build_translator(*VOCAB_SIZES).state_dict()  # the same seed: the weights before step 1
+    key_bias_moved = max((single[name] - initial[name]).abs().max().item() for name in key_biases)
+    LR, EPS = 1e-3, 1e-8  # train_steps' learning rate; Adam's default eps
     print(f"rank 0 and rank 1 weights bit-identical after {len(batches)} steps: {identical}")
     print(f"max |DDP − one process|, all weights but the key biases: {below(max_difference(state0, single, others), 1e-6)}")
     print(f"max |DDP − one process|, the key biases W_K's b:        {below(max_difference(state0, single, key_biases), 1e-3)}")
-    print(f"largest gradient entry: key biases {below(key_bias_gradient, 1e-7)}, other weights {other_gradient:.2f}")
+    print(f"largest gradient entry: key biases {below(key_bias_gradient, EPS)} (all 5 steps; Adam's eps = {EPS:g}),"
+          f" other weights {other_gradient:.2f} (step 1)")
+    print(f"largest move of a key bias in {len(batches)} steps: {below(key_bias_moved, 0.1 * len(batches) * LR)}"
+          f" (5 full-size Adam steps: {len(batches) * LR:g})")
     assert identical
     assert max_difference(state0, single, others) <= 1e-6
-    assert key_bias_gradient < 1e-7 < other_gradient
+    assert key_bias_gradient < EPS and other_gradient > 0.1
+    assert key_bias_moved < 0.1 * len(batches) * LR
+    _ = results.record("other_grad_max", other_gradient)
 
 # %% [markdown]
 # Every weight agrees with one-process training to float32 rounding — except the biases of the key
-# projections, which differ by up to 1e-3. That is not DDP's doing; it is a fact about attention and Adam.
-# Adding a bias b to every key adds q·b to all the scores of query q, and the softmax ignores a shift that
-# is the same for every key: the key bias's exact gradient is zero. What the computer gets is rounding noise
-# (below 1e-7 here, against gradients of order 1 elsewhere), and Adam divides each gradient by its own running
-# size, so it turns that noise into steps of the full learning rate in a random direction — a different random
-# direction for two different summation orders. Any change of summation order would do the same (another
-# thread count, another batch split); no other weight is affected.
+# projections, which differ by less than 1e-3. That is not DDP's doing; it is a fact about attention and
+# Adam. Adding a bias b to every key adds q·b to all the scores of query q, and the softmax ignores a shift
+# that is the same for every key: the key bias does not change the model's function at all, and its exact
+# gradient is zero. What the computer gets is rounding noise: below 1e-8 here, against a largest entry of
+# **0.21**<!-- result: other_grad_max --> among the other weights. Adam's step is lr·m̂/(√v̂ + eps): for a
+# gradient well above eps = 1e-8 that is about the full learning rate whatever the gradient's size, but this
+# noise sits below eps, so its steps are only a fraction of the learning rate (the printout bounds the total
+# move at a tenth of five full steps), yet they are steps, not noise, and their direction is set by the
+# rounding: a different direction for two different summation orders. Any change of summation order would do the same (another thread count,
+# another batch split); since these biases do not affect the output, neither does the difference, and no
+# other weight is affected.
 
 # %% [markdown]
 # ### What two processes buy on two CPU cores
 #
 # We time one training step (forward, backward, Adam) of the translator on a batch of 64 pairs: in one
-# process on the whole batch, in one process on half of it (the work each of two processes does), and in two
-# DDP processes, each on its half. Then the all-reduce alone, of a buffer as large as all the gradients.
-# Medians over seven repeats after a warm-up, one thread per process.
+# process on the whole batch; in one process on half of it (the work each of two processes does); in two
+# processes *without* DDP, each training its own copy on its half (the control: what running two processes
+# side by side costs, with no gradient traffic); and in two DDP processes, each on its half. Then the
+# all-reduce alone, of a buffer as large as all the gradients. Medians over seven repeats after a warm-up,
+# one thread per process.
 
 # %% tags=["nbval-ignore-output"]
 from tformer.training.distributed import ddp_timing_worker
@@ -216,36 +270,45 @@ big_batch = next(iter(PairBatches([src_vocab.encode(en.split()) for en, _ in cor
 if CAN_LAUNCH:
     half = (big_batch[0][:32], big_batch[1][:32])
     one_whole, one_half = launch(ddp_timing_worker, (VOCAB_SIZES, [big_batch, half]), world_size=1)[0]["step_s"]
+    plain = launch(ddp_timing_worker, (VOCAB_SIZES, [big_batch], 7, False), world_size=WORLD)
     two = launch(ddp_timing_worker, (VOCAB_SIZES, [big_batch]), world_size=WORLD)
-    two_step = max(rank["step_s"][0] for rank in two)  # a step ends when the slower rank ends
+    two_plain = max(rank["step_s"][0] for rank in plain)  # a step ends when the slower rank ends
+    two_step = max(rank["step_s"][0] for rank in two)
     allreduce = max(rank["allreduce_s"] for rank in two)
-    print(f"1 process, 64 pairs:          {one_whole * 1e3:7.1f} ms per step")
-    print(f"1 process, 32 pairs:          {one_half * 1e3:7.1f} ms per step")
-    print(f"2 processes × 32 pairs (DDP): {two_step * 1e3:7.1f} ms per step")
+    ideal = one_whole / WORLD
+    print(f"1 process, 64 pairs:             {one_whole * 1e3:7.1f} ms per step")
+    print(f"1 process, 32 pairs:             {one_half * 1e3:7.1f} ms per step")
+    print(f"2 processes × 32 pairs, no DDP:  {two_plain * 1e3:7.1f} ms per step")
+    print(f"2 processes × 32 pairs, DDP:     {two_step * 1e3:7.1f} ms per step")
     print(f"all-reduce of {int(two[0]['gradient_numbers']):,} float32 gradients: {allreduce * 1e3:.2f} ms")
-    print(f"speed-up of 2 processes over 1: ×{one_whole / two_step:.2f} (ideal ×2)")
-    print(f"halving the batch in one process: ×{one_whole / one_half:.2f}")
-    rest = two_step - one_half - allreduce
-    print(f"the 2-process step = half-batch step {one_half * 1e3:.1f} ms + all-reduce {allreduce * 1e3:.2f} ms"
-          f" + the rest {rest * 1e3:.1f} ms (waiting for a core, DDP's own work)")
-    assert min(one_whole, one_half, two_step, allreduce) > 0
+    print(f"speed-up of 2 DDP processes over 1: ×{one_whole / two_step:.2f} (ideal ×2)")
+    print(f"the DDP step's excess over the ideal {ideal * 1e3:.1f} ms (half the 1-process step), term by term:")
+    print(f"  1. fixed costs:       1 process on 32 pairs − ideal            {(one_half - ideal) * 1e3:+7.1f} ms")
+    print(f"  2. sharing the cores: 2 processes without DDP − 1 on 32 pairs  {(two_plain - one_half) * 1e3:+7.1f} ms")
+    print(f"  3. DDP:               2 processes with DDP − without           {(two_step - two_plain) * 1e3:+7.1f} ms"
+          f"  (the all-reduce alone: {allreduce * 1e3:.2f} ms)")
 
 # %% [markdown]
 # Read the numbers before trusting the word "parallel". Two processes can at best halve the step. The last
-# line splits the two-process step into the three things that stand between it and that ideal; which one
-# dominates depends on the machine and on what else runs on it, so read them in your own output:
+# three lines split what stands between the DDP step and that ideal into three measured terms, each the
+# difference between two runs that differ in one thing; which one dominates depends on the machine and on
+# what else runs on it, so read them in your own output (the numbers stored here are one run on one
+# machine, and a rerun prints others; the runs are seconds apart, and on a busy machine the load changes
+# between them, so a term can even come out negative):
 #
 # 1. **Halving the batch may not halve the work.** The second line measures it without any communication.
 #    A step of a **52,632**<!-- result: book_params -->-parameter model carries fixed costs that do not
 #    shrink with the batch — hundreds of small operator calls, Python, the optimizer's pass over every
 #    weight — so a half batch costs somewhat more than half a step.
-# 2. **The all-reduce is extra work.** Gloo sends the gradients between the processes over local network
-#    sockets, and its time is added to every step (DDP overlaps it with the backward pass only when the model
-#    has several gradient buckets; this one fits in one). For 0.2<!-- result: grad_mb --> MB of gradients it is small.
-# 3. **Two processes need two free cores.** This machine has two, shared with whatever else runs on it (the
-#    notebook's own kernel, other notebooks under test). A process that waits for a core makes its partner
-#    wait too, since the all-reduce cannot finish before both arrive; on a busy machine this "rest" is
-#    usually the largest term, and the speed-up falls far short of ×2.
+# 2. **Two processes need two free cores.** The control runs two processes side by side with no traffic at
+#    all; if it is slower than one process on a half batch, the processes are competing for cores, memory
+#    bandwidth or caches (the notebook's own kernel and anything else on the machine compete too).
+# 3. **DDP adds its own work.** Gloo sends the gradients between the processes over local network sockets,
+#    DDP's hooks copy them into buckets and back, and a process that is late makes its partner wait, since
+#    the all-reduce cannot finish before both arrive (DDP overlaps the all-reduce with the backward pass only
+#    when the model has several gradient buckets; this one fits in one). For
+#    0.2<!-- result: grad_mb --> MB of gradients the all-reduce alone is small; compare it with the whole
+#    third term.
 #
 # On real hardware data parallelism pays when each device's share of the batch is large enough that the
 # arithmetic dwarfs the fixed costs and the gradient traffic — a large model on fast links. Its limit is
@@ -256,7 +319,8 @@ if CAN_LAUNCH:
 #
 # Under DDP, each device holds for every parameter: the weight, its gradient and the optimizer's state.
 # Rajbhandari et al. (2020, §3) count this for mixed-precision Adam: an fp16 weight (2 bytes), an fp16
-# gradient (2), and K = 12 bytes of fp32 state (a master copy of the weight, Adam's momentum and variance):
+# gradient (2), and K = 12 bytes of fp32 state (a master copy of the weight, Adam's momentum and variance;
+# K is the paper's letter for these optimizer bytes, not chapter 10's beam width):
 # **16 bytes per parameter**, replicated N times. ZeRO (the "Zero Redundancy Optimizer") removes the
 # replication in three stages, each device keeping only its 1/N share of
 #
@@ -285,7 +349,10 @@ for strategy, gb in paper.items():
 # The paper's **120**<!-- result: paper_ddp_gb --> GB, **31.4**<!-- result: paper_zero1_gb --> GB,
 # **16.6**<!-- result: paper_zero2_gb --> GB and **1.9**<!-- result: paper_zero3_gb --> GB, reproduced
 # (asserted). The first stage already gives most of the saving, because 12 of the 16 bytes are optimizer
-# state. What it costs in traffic (§7 of the paper, ring collectives, per device and step, in units of Ψ):
+# state. What it costs in traffic: an all-reduce is two collectives in a row, a **reduce-scatter** (each of
+# the N devices ends up with the sum of one 1/N slice of the buffer) and an **all-gather** (every device's
+# slice is copied to all); in a ring each device sends (N − 1)/N of the buffer in each, so an all-reduce of Ψ
+# numbers costs 2(N − 1)/N·Ψ per device. Per device and step, in units of Ψ (§7 of the paper):
 
 # %%
 print("N = 64, numbers sent per device and step, in units of Ψ:")
@@ -294,11 +361,17 @@ for strategy in STRATEGIES:
 zero3_traffic = results.record("zero3_traffic_ratio",
                                communication_elements(1, "zero3", 64) / communication_elements(1, "ddp", 64))
 print(f"ZeRO-3 / DDP: {zero3_traffic:.1f}×")
+extra = {n: communication_elements(1, "zero3", n) - communication_elements(1, "ddp", n) for n in (2, 64)}
+print(f"ZeRO-3's one more all-gather, (N − 1)/N·Ψ: {extra[2]:.2f} Ψ at N = 2, {extra[64]:.2f} Ψ at N = 64")
+_ = results.record("zero3_extra_n2", extra[2])
+_ = results.record("zero3_extra_n64", extra[64])
 
 # %% [markdown]
 # ZeRO-1 and ZeRO-2 send no more than DDP (a reduce-scatter of the gradients plus an all-gather of the new
-# weights is what an all-reduce is made of anyway); ZeRO-3 sends 1.5<!-- result: zero3_traffic_ratio -->× as much, since every layer's weights
-# must be gathered again for the backward pass.
+# weights is what an all-reduce is made of anyway); ZeRO-3 sends 1.5<!-- result: zero3_traffic_ratio -->× as
+# much, since every layer's weights must be gathered again for the backward pass: one more all-gather,
+# (N − 1)/N·Ψ, which is **0.50**<!-- result: zero3_extra_n2 --> Ψ at N = 2 and
+# **0.98**<!-- result: zero3_extra_n64 --> Ψ at N = 64.
 #
 # Now at four sizes. The book's translator; the paper's base model counted with the package as in chapter 09
 # (shared 37,000-token vocabulary); GPT-2 small (Radford et al. 2019: 12 layers, D = 768, a 50,257-token
@@ -338,7 +411,8 @@ _ = results.record("b7_ddp_gb", training_memory_bytes(7_000_000_000, "ddp", N_TA
 _ = results.record("b7_zero3_gb", training_memory_bytes(7_000_000_000, "zero3", N_TABLE).total / 1e9)
 
 # %% [markdown]
-# The counts: **63.1**<!-- result: base_params_m --> M for the paper's base model and
+# The counts: **63.1**<!-- result: base_params_m --> M for the paper's base model (chapter 09 explains why
+# the paper quotes 65 M) and
 # **124.4**<!-- result: gpt2_params_m --> M for GPT-2 small (the "124 M" usually quoted for it). Their model
 # states fit comfortably on one accelerator — GPT-2 small needs **1.99**<!-- result: gpt2_ddp_gb --> GB
 # under plain DDP. A 7 B model needs **112**<!-- result: b7_ddp_gb --> GB on every device under DDP, more
@@ -349,7 +423,8 @@ _ = results.record("b7_zero3_gb", training_memory_bytes(7_000_000_000, "zero3", 
 #
 # PyTorch's implementation of ZeRO-3 is `torch.distributed.fsdp` (Zhao et al. 2023); its current form,
 # `fully_shard` (FSDP2), splits every parameter along its first dimension across the devices as a
-# `DTensor`, gathers a layer's full weights just before the layer runs and frees them after. It runs on CPU
+# `DTensor` (a tensor that records how it is split across devices; each process holds only its local
+# piece), gathers a layer's full weights just before the layer runs and frees them after. It runs on CPU
 # with gloo. `fsdp_worker` shards the translator layer by layer, takes one Adam step and weighs each rank's
 # local shards — in float32, where the bytes per parameter are 4 (weight) + 4 (gradient) + 8 (two Adam
 # moments):
@@ -370,14 +445,33 @@ if CAN_LAUNCH and fsdp_ranks is not None:
                            ("optimizer", formula.optimizer)):
         print(f"{part:<16}{fsdp_ranks[0][part]:>10,.0f}{fsdp_ranks[1][part]:>10,.0f}{expected:>15,.0f}")
         assert sum(rank[part] for rank in fsdp_ranks) == WORLD * expected  # shards add up to the whole
-        assert all(abs(rank[part] - expected) <= 0.01 * expected for rank in fsdp_ranks)
+        assert all(rank[part] == expected for rank in fsdp_ranks)  # every first dimension is even here
     print(f"whole model, unsharded: {fsdp_ranks[0]['full_parameters']:,.0f} bytes of parameters")
+    probe_model = build_translator(*VOCAB_SIZES)
+    decoder_layer = 4 * sum(p.numel() for p in probe_model.decoder.layers[0].parameters())  # the largest layer
+    root = 4 * sum(p.numel() for name, p in probe_model.named_parameters() if ".layers." not in name)
+    peak = fsdp_ranks[0]["peak_parameters"]
+    print(f"parameters held while a layer runs (most over the forward pass): {peak:,.0f} bytes"
+          f" = shards + the other half of one decoder layer ({decoder_layer:,} bytes) and of the embeddings,"
+          f" final norm and output ({root:,} bytes); {100 * (peak / formula.parameters - 1):.0f}% above the shards")
+    assert all(rank["peak_parameters"] == formula.parameters + (decoder_layer + root) / WORLD for rank in fsdp_ranks)
+    _ = results.record("fsdp_peak_extra_pct", 100 * (peak / formula.parameters - 1))
 
 # %% [markdown]
-# Each rank holds half of every parameter, half of every gradient and half of Adam's state — the formula's
-# Ψ·b/N to within the odd row where a first dimension does not divide by 2 (asserted within 1 %, and the
-# shards add up exactly). What the table cannot show is the price: each layer's full weights are gathered
-# from the other rank before the layer runs, forward and backward — the extra 0.5 Ψ of traffic above.
+# (If the cell printed that FSDP did not run — `fully_shard` is public as `torch.distributed.fsdp.fully_shard`
+# from PyTorch 2.6, and older versions can run the rest of the chapter — there is no table, and this
+# paragraph describes the one printed with a newer PyTorch.) Each rank holds half of every parameter, half
+# of every gradient and half of Adam's state: the formula's Ψ·b/N exactly (asserted to the byte; every first
+# dimension of this model is even, so the halves are exact). The table weighs the *local shards*, not the
+# memory a rank uses: while a layer runs, its full weights are gathered, and the root's (embeddings and
+# output, wrapped by the last `fully_shard`) stay gathered through the forward pass. A forward pre-hook
+# inside each layer reads what a rank holds at that moment: at most
+# **43**<!-- result: fsdp_peak_extra_pct -->% more parameter bytes than its shards here (asserted equal to
+# the shards plus the missing halves of one decoder layer and of the root's weights). In a large model with
+# many layers that extra is one layer's worth plus the root's, a small fraction; activations are not counted
+# at all. That
+# gathering is also the price in time: each layer's full weights are fetched from the other
+# rank before the layer runs, forward and backward — the one more all-gather, (N − 1)/N·Ψ, counted above.
 
 # %% [markdown]
 # ## 3 · Tensor parallel: split the layer itself
@@ -387,17 +481,21 @@ if CAN_LAUNCH and fsdp_ranks is not None:
 # them — the natural cut. Megatron-LM (Shoeybi et al. 2019, §3) splits a Transformer layer across N devices
 # with two kinds of matrix split:
 #
-# - **column parallel**: W_Q, W_K, W_V are split by output rows, H/N whole heads per device; each device
+# - **column parallel**: the paper writes a layer as y = x·A and splits A by columns. PyTorch's `nn.Linear`
+#   stores W = Aᵀ, so A's columns are the rows of W: W_Q, W_K, W_V are split by their output rows, H/N whole
+#   heads per device; each device
 #   attends with its own heads from the full input. Likewise the FFN's first matrix W_1 by hidden units: each
 #   device computes F/N of the hidden units, and ReLU acts on each unit alone, so no communication yet;
 # - **row parallel**: W_O and the FFN's W_2 are split by input columns, so each device turns its own heads
 #   (hidden units) into a *partial* (B, L, D) output; an **all-reduce** sums the partial outputs.
 #
 # `shard_attention` and `shard_feed_forward` cut the weights; `tensor_parallel_attention` and
-# `tensor_parallel_feed_forward` run one shard and all-reduce with `torch.distributed.all_reduce`. (PyTorch
-# also offers the same plan ready-made in `torch.distributed.tensor.parallel`, on top of `DTensor`; the
-# explicit version shows every step.) The test: the layer of chapter 07's size, split across the two
-# processes, against the whole layer in this process.
+# `tensor_parallel_feed_forward` run one shard and all-reduce with `torch.distributed.all_reduce`. PyTorch
+# offers the same plan ready-made in `torch.distributed.tensor.parallel`, on top of `DTensor`:
+# `parallelize_module(ffn, mesh, {"w_1": ColwiseParallel(), "w_2": RowwiseParallel()})` turns the two
+# weights into shards and inserts the all-reduce itself; the explicit version shows every step, and the
+# worker runs both. The test: one attention layer and one FFN of the translator's size (D = 32, H = 4,
+# F = 64), split across the two processes, against the whole layers in this process.
 
 # %%
 from tformer.attention import MultiHeadAttention
@@ -416,15 +514,20 @@ if CAN_LAUNCH:
     for rank, out in enumerate(tp):
         gap_a = (out["attention"] - whole_attention).abs().max()
         gap_f = (out["ffn"] - whole_ffn).abs().max()
+        gap_t = max((out["ffn_torch"] - whole_ffn).abs().max(), (out["ffn_torch"] - out["ffn"]).abs().max())
         print(f"rank {rank}: max |split − whole| attention {below(gap_a, 1e-6)}, FFN {below(gap_f, 1e-6)}"
               f"; all-reduces of {out['all_reduce']} numbers")
+        print(f"        FFN through torch.distributed.tensor.parallel: max gap to the whole layer and to the"
+              f" hand-made split {below(gap_t, 1e-6)}")
         torch.testing.assert_close(out["attention"], whole_attention, rtol=1e-6, atol=1e-6)
         torch.testing.assert_close(out["ffn"], whole_ffn, rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(out["ffn_torch"], out["ffn"], rtol=1e-6, atol=1e-6)
         assert out["all_reduce"] == [B * L * D, B * L * D]
     _ = results.record("tp_allreduce_numbers", tp[0]["all_reduce"][0])
 
 # %% [markdown]
-# Both processes end with the whole layer's output (to float32 rounding, asserted), after exactly two
+# Both processes end with the whole layer's output (to float32 rounding, asserted), and PyTorch's own
+# tensor-parallel FFN agrees with the hand-made one; the hand-made split took exactly two
 # all-reduces of B·L·D = **384**<!-- result: tp_allreduce_numbers --> numbers: one after the attention, one
 # after the FFN. The backward pass needs two more of the same size, for the gradient of the layer's input.
 #
@@ -452,8 +555,8 @@ _ = results.record("tp_intensity_base", intensity["Transformer base, 1 × 512 to
 # for the base model split in two. The ratio grows with the width D, but it *falls* as N grows, because the
 # compute is divided while each device still all-reduces the full (B, L, D) activations — twice per layer
 # forward, twice backward. That is why tensor parallelism is kept within a group of devices joined by the
-# fastest links (Megatron-LM split each layer at most eight ways, inside one server), and why it needs activations wide
-# enough to be worth sending.
+# fastest links (Megatron-LM split each layer at most eight ways, inside one server), and why it pays only
+# for layers wide enough that the compute per token (∝ D²) outgrows the traffic per token (∝ D).
 
 # %% [markdown]
 # ## 4 · Pipeline parallel: layers in stages, and the bubble
@@ -516,17 +619,24 @@ assert abs(run.bubble_fraction - bubble_fraction(P_STAGES, NUM_MICRO)) < 1e-12
 # recomputes the rest during the backward pass, §2.3). Later schedules (1F1B,
 # PipeDream-Flush, Narayanan et al. 2021) interleave forward and backward passes so a stage holds at most p
 # micro-batches' activations; their bubble is the same (p − 1) slots of each stage's time, which that paper
-# writes relative to the ideal time: (p − 1)/m.
+# writes relative to the ideal time: (p − 1)/m. The same paper's *interleaved* schedule gives each device v
+# smaller stages instead of one, which cuts the bubble to (p − 1)/(v·m) at the price of v times as many
+# stage-to-stage sends.
 
 # %% [markdown]
 # ## 5 · Which to use when
 #
 # The three ways combine ("3D parallelism": tensor parallel inside a server, pipeline across servers, data
-# parallel over copies of the whole arrangement). A first answer for a given model comes from the memory
-# formula: use the data-parallel form with the least traffic whose model states fit a device, and split the
-# model itself only when none does ("none fits": split the layers across devices, §3–4, or move states to
-# CPU memory). `choose_strategy` tries DDP, ZeRO-1, ZeRO-2, ZeRO-3 in that order, for
-# devices of 80 GB (mixed-precision Adam, activations not counted — so the answer is optimistic):
+# parallel over copies of the whole arrangement). For the model states, the memory formula gives a first
+# answer: the data-parallel form with the least traffic whose states fit a device. DDP, ZeRO-1 and ZeRO-2
+# send the same amount, so among them the tie is broken by sharding the least: each stage of sharding adds
+# bookkeeping, and ZeRO-1 and -2 replace one all-reduce with a reduce-scatter and an all-gather of the new
+# weights, which must then wait for the optimizer step. `choose_strategy` tries DDP, ZeRO-1, ZeRO-2, ZeRO-3
+# in that order, for devices of 80 GB (mixed-precision Adam, activations not counted — so the answer is
+# optimistic). When even ZeRO-3 does not fit ("none fits"), splitting the model does not help the memory:
+# tensor and pipeline parallelism over the same N devices also leave 16Ψ/N bytes of model states on each,
+# exactly ZeRO-3's figure. What helps is more devices, moving states to CPU memory (offload), or fewer bytes
+# per parameter.
 
 # %%
 from tformer.analysis.parallelism import choose_strategy
@@ -544,6 +654,10 @@ assert choices["7 B model"] == ["none fits", "zero1", "zero1"]
 assert choices["70 B model"] == ["none fits", "none fits", "zero3"]
 b70_zero3_8 = results.record("b70_zero3_n8_gb", training_memory_bytes(70_000_000_000, "zero3", 8).total / 1e9)
 print(f"70 B model, ZeRO-3 over 8 devices: {b70_zero3_8:.0f} GB per device")
+b70_min_n = next(n for n in itertools.count(1)
+                 if training_memory_bytes(70_000_000_000, "zero3", n).total <= DEVICE_GB * 1e9)
+print(f"70 B model: the fewest {DEVICE_GB} GB devices whose 16Ψ/N fits: N = {b70_min_n}")
+_ = results.record("b70_min_devices", b70_min_n)
 
 # %% [markdown]
 # Read it row by row:
@@ -552,30 +666,48 @@ print(f"70 B model, ZeRO-3 over 8 devices: {b70_zero3_8:.0f} GB per device")
 #   states fit one device, so plain DDP — the least traffic — and more devices only mean larger batches.
 # - **7 B**: 112<!-- result: b7_ddp_gb --> GB of states do not fit one 80 GB device; across eight, ZeRO-1 (sharding only Adam's 12 bytes
 #   per parameter) is enough, at no extra traffic. (Activations may push it to ZeRO-2 or ZeRO-3.)
-# - **70 B**: even fully sharded across eight devices it needs 140<!-- result: b70_zero3_n8_gb --> GB each; across 64, ZeRO-3 fits. With
-#   few devices, or layers too large to gather one at a time, the model itself must be split: tensor
-#   parallel within a server (§3), pipeline stages across servers (§4).
+# - **70 B**: even fully sharded across eight devices it needs 140<!-- result: b70_zero3_n8_gb --> GB each,
+#   and so would any split of the model across those eight. The states fit from
+#   N = **14**<!-- result: b70_min_devices --> devices up (across 64, ZeRO-3 fits), or with offload, or with
+#   fewer bytes per parameter.
 #
-# What the table leaves out decides the rest: activation memory (which grows with batch × length and is
-# often the largest term), the speed of the links (tensor parallelism needs the fastest), and the batch
-# size that keeps a pipeline's bubble small.
+# So why split the model at all? Not for the model states, but for what this table leaves out:
+#
+# - **Activations.** ZeRO shards the states, yet every device still computes whole layers and holds their
+#   activations for its whole share of the batch — a term that grows with batch × length and is often the
+#   largest. Tensor parallelism splits a layer's largest activations (the heads' scores, the FFN's hidden
+#   units) across the devices; a pipeline stage holds only its own layers' activations.
+# - **One layer at a time.** ZeRO-3 gathers each layer whole before running it; a layer too large for one
+#   device must be split by tensor parallelism.
+# - **Traffic.** ZeRO-3 sends 3(N − 1)/N·Ψ per step whatever the batch; tensor parallelism sends activations
+#   (§3), over the fastest links inside a server; a pipeline sends only the activations at its stage
+#   boundaries, little enough for the slower links between servers (§4).
+# - **The batch.** Data parallelism over N devices needs a global batch of at least N times the smallest
+#   share that keeps a device busy, and the global batch cannot grow without limit: past a critical size, a
+#   larger batch no longer cuts the number of steps in proportion. Beyond that, more devices must go into
+#   splitting the model.
 
 # %% [markdown]
 # ## Recap
 #
 # - `torch.distributed` joins processes into a group; `launch` spawns them from a notebook, meets through a
-#   file, surfaces a child's error and always cleans up.
+#   file, reports the error of the child that raised first and terminates (or kills) the others.
 # - DDP: each process takes part of the batch, the gradients are all-reduced and averaged; with the loss
 #   normalised by the whole batch's token count the result equals the whole-batch gradient (≤ 1e-6 in
-#   float32) and the copies stay bit-identical. On two shared CPU cores a tiny model gains little:
-#   fixed per-step costs do not shrink with the batch, and the all-reduce is added.
+#   float32) and the copies stay bit-identical. On two shared CPU cores a tiny model gains little or nothing
+#   (compare your speed-up line with the ideal ×2): fixed per-step costs do not shrink with the batch, two
+#   processes compete for the cores, and DDP adds its own work.
 # - Model states cost 16 bytes per parameter under DDP with mixed-precision Adam; ZeRO-1/2/3 shard the
 #   optimizer states, the gradients and the parameters (the paper's 120<!-- result: paper_ddp_gb --> → 31.4<!-- result: paper_zero1_gb --> → 16.6<!-- result: paper_zero2_gb --> → 1.9<!-- result: paper_zero3_gb --> GB). FSDP2 runs on
-#   CPU and holds exactly its 1/N share. ZeRO-3's price is 1.5<!-- result: zero3_traffic_ratio -->× the traffic.
+#   CPU and its local shards are exactly the 1/N share (a gathered layer comes on top while it runs). ZeRO-3's
+#   price is 1.5<!-- result: zero3_traffic_ratio -->× the traffic.
 # - Tensor parallel: heads and hidden units split Megatron-style, two all-reduces of B·L·D numbers per layer
 #   forward (two more backward); equal to the whole layer. Compute per number sent falls as N grows.
 # - Pipeline parallel: bubble (p − 1)/(m + p − 1), confirmed by a simulated schedule; micro-batches shrink it.
-# - Which to use: the least traffic that fits — DDP, then ZeRO stages, then splitting the model.
+# - Which to use: for the model states, the least traffic that fits — DDP, then ZeRO-1, -2, -3; when none
+#   fits, more devices or offload, since splitting the model leaves the same 16Ψ/N per device. Tensor and
+#   pipeline parallelism are for activations, layers too large to gather, slow links and batches that
+#   cannot grow.
 #
 # ## Exercises
 #

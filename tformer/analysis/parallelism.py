@@ -247,8 +247,10 @@ def choose_strategy(num_params: int, num_devices: int, device_bytes: float, *, p
 
     Tried in order DDP, ZeRO-1, ZeRO-2 (the same traffic as DDP, less memory), ZeRO-3 (1.5× the traffic):
     the first whose :func:`training_memory_bytes` total is at most ``device_bytes``. Returns its name, or
-    ``"none fits"`` when even ZeRO-3 does not (the model states alone exceed the devices' memory: split the
-    layers themselves across more devices, or offload states to CPU memory). Activations are not counted, so the answer is optimistic.
+    ``"none fits"`` when even ZeRO-3 does not: the model states alone, 16Ψ/N bytes per device under mixed-precision
+    Adam, exceed a device. Splitting the model by tensor or pipeline parallelism over the same N devices leaves
+    the same 16Ψ/N per device, so it does not help; what helps is more devices, offloading states to CPU
+    memory, or fewer bytes per parameter. Activations are not counted, so the answer is optimistic.
 
     Raises:
         TypeError/ValueError: as :func:`training_memory_bytes`, or if ``device_bytes`` is not positive.

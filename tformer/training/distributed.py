@@ -5,9 +5,10 @@ Everything here runs on a CPU with PyTorch's ``gloo`` backend, so a laptop (or a
 processes, which import them by name: a function defined in a notebook cannot be sent to them.
 
 - :func:`launch` starts ``world_size`` processes, joins them through a file (no network port, so two notebooks or
-  test runs at once never clash), returns each rank's return value, and always cleans up: the process group is
-  destroyed in every child, and children still alive when the parent stops (an error, a time-out, an interrupt)
-  are terminated. An exception in a child is raised in the parent with the child's traceback.
+  test runs at once never clash), returns each rank's return value, and cleans up: the process group is destroyed
+  in every child that reaches its ``finally``, and children still alive when the parent stops (an error, a
+  time-out, an interrupt) are terminated, then killed if they ignore that. An exception in a child is raised in
+  the parent with the traceback of the rank that raised *first* (not a partner's consequent connection error).
 - Data parallel: :func:`ddp_worker` trains :func:`build_translator` under
   ``torch.nn.parallel.DistributedDataParallel`` (Li et al. 2020), each rank on its share of every batch
   (:func:`shard_rows`); :func:`train_steps` is the same loop in one process, the reference it must equal.
@@ -28,6 +29,7 @@ import os
 import statistics
 import tempfile
 import time
+import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -40,7 +42,7 @@ import torch.multiprocessing as mp
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from tformer._checks import check_int
+from tformer._checks import check_bool, check_int, check_number
 from tformer.attention import MultiHeadAttention, merge_heads, split_heads
 from tformer.data.text import BOS_ID, PAD_ID
 from tformer.functional import scaled_dot_product_attention
@@ -69,28 +71,79 @@ Batch = tuple[Tensor, Tensor]  # src (B, S), tgt (B, L): int64 ids, padded with 
 
 
 # ----------------------------------------------------------------------------------------------- the launcher
-def distributed_support() -> str | None:
-    """``None`` when :func:`launch` can run here, else the reason it cannot (a sentence to print)."""
+def distributed_support(*, probe: bool = False, timeout_s: float = 60.0) -> str | None:
+    """``None`` when :func:`launch` can run here, else the reason it cannot (a sentence to print).
+
+    Without ``probe`` only the build is checked (``torch.distributed`` and gloo compiled in). With ``probe``,
+    two processes are also launched and all-reduce one number, which catches what fails only at run time:
+    spawning, or gloo not finding a network interface (on some hosts; setting the environment variable
+    ``GLOO_SOCKET_IFNAME=lo`` before launching usually fixes it).
+
+    Raises:
+        TypeError/ValueError: if ``probe`` is not a bool or ``timeout_s`` not a positive number.
+    """
+    check_bool("probe", probe)
+    check_number("timeout_s", timeout_s, 0, open_min=True)
     if not dist.is_available():
         return "this PyTorch build has no torch.distributed"
     if not dist.is_gloo_available():
         return "this PyTorch build has no gloo backend"
     if dist.is_initialized():
         return "a process group is already initialised in this process"
+    if probe:
+        try:
+            sums = launch(_probe_worker, world_size=2, timeout_s=timeout_s)
+        except Exception as error:  # any failure means the chapter cannot launch here: say which
+            last = (str(error).strip().splitlines() or [""])[-1]
+            return (f"a 2-process all-reduce failed ({type(error).__name__}: {last}); if gloo cannot find a "
+                    f"network interface, set GLOO_SOCKET_IFNAME=lo")
+        if sums != [1.0, 1.0]:
+            return f"a 2-process all-reduce of 0 and 1 returned {sums}, expected [1.0, 1.0]"
     return None
+
+
+def _probe_worker(rank: int, world_size: int) -> float:
+    value = torch.tensor([float(rank)])
+    dist.all_reduce(value)
+    return value.item()
 
 
 def _run_rank(rank: int, worker: Callable[..., Any], world_size: int, init_file: str, out_dir: str,
               args: tuple, timeout_s: float, threads: int) -> None:
-    """Entry point of one spawned process: join the group, run ``worker``, save its result, leave the group."""
+    """Entry point of one spawned process: join the group, run ``worker``, save its result, leave the group.
+
+    If ``worker`` raises, its traceback is written to ``out_dir/rank{rank}.err`` (with the wall-clock time) before
+    the group is destroyed: destroying it breaks the partners' pending collectives, and :func:`launch` must be
+    able to tell the original error from those consequences.
+    """
     torch.set_num_threads(threads)
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size,
                             timeout=timedelta(seconds=timeout_s))
     try:
         result = worker(rank, world_size, *args)
         torch.save(result, Path(out_dir) / f"rank{rank}.pt")
+    except BaseException:
+        raised_at = time.time()
+        partial = Path(out_dir) / f"rank{rank}.err.partial"
+        partial.write_text(f"{raised_at!r}\n{traceback.format_exc()}")
+        partial.replace(Path(out_dir) / f"rank{rank}.err")  # atomic: the parent never reads half a file
+        raise
     finally:
         dist.destroy_process_group()
+
+
+def _first_error(folder: str, world_size: int) -> tuple[int, str] | None:
+    """The rank whose worker raised first and its traceback, from the ``rank{r}.err`` files; ``None`` if none."""
+    errors = []
+    for rank in range(world_size):
+        path = Path(folder) / f"rank{rank}.err"
+        if path.exists():
+            raised_at, _, text = path.read_text().partition("\n")
+            errors.append((float(raised_at), rank, text))
+    if not errors:
+        return None
+    _, rank, text = min(errors)
+    return rank, text
 
 
 def launch(
@@ -121,16 +174,16 @@ def launch(
         The workers' return values, indexed by rank.
 
     Raises:
-        TypeError/ValueError: if ``world_size`` or ``threads`` is not a positive int, or ``timeout_s`` not
-            positive.
-        torch.multiprocessing.ProcessRaisedException: when a worker raised; the message holds its traceback.
+        TypeError/ValueError: if ``world_size`` or ``threads`` is not a positive int, or ``timeout_s`` not a
+            positive number.
+        torch.multiprocessing.ProcessRaisedException: when a worker raised; the message holds the traceback of
+            the rank that raised first and ``error_index`` is that rank.
         torch.multiprocessing.ProcessExitedException: when a worker died without a Python exception.
         TimeoutError: when the processes are still running after ``timeout_s`` (they are terminated).
     """
     check_int("world_size", world_size, 1)
     check_int("threads", threads, 1)
-    if not timeout_s > 0:
-        raise ValueError(f"timeout_s: expected a positive number of seconds, got {timeout_s!r}")
+    timeout_s = check_number("timeout_s", timeout_s, 0, open_min=True)
     with tempfile.TemporaryDirectory(prefix="tformer-dist-") as folder:
         init_file = os.path.join(folder, "rendezvous")  # must not exist yet: gloo's FileStore creates it
         context = mp.start_processes(
@@ -144,11 +197,24 @@ def launch(
             while not context.join(timeout=0.2):
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"launch: {worker.__name__} still running after {timeout_s} s; terminated")
+        except mp.ProcessRaisedException as error:
+            # join() reports whichever failure it saw first, often a partner's "Connection closed by peer"
+            # caused by the raising rank leaving the group; report the exception that was raised first.
+            first = _first_error(folder, world_size)
+            if first is None or first[0] == error.error_index:
+                raise
+            rank, text = first
+            raise mp.ProcessRaisedException(
+                f"\n\n-- Process {rank} raised first (process {error.error_index} failed after it) --\n{text}",
+                rank, context.processes[rank].pid) from error
         finally:
             for process in context.processes:
                 if process.is_alive():
                     process.terminate()
                 process.join(timeout=10)
+                if process.is_alive():  # ignored SIGTERM (stuck in native code): SIGKILL
+                    process.kill()
+                    process.join(timeout=10)
         return [torch.load(Path(folder) / f"rank{rank}.pt", weights_only=False) for rank in range(world_size)]
 
 
@@ -209,13 +275,23 @@ def train_steps(model: nn.Module, batches: Sequence[Batch], *, lr: float = 1e-3,
     With ``world_size = 1`` this is ordinary one-process training on whole batches; :func:`ddp_worker` runs the
     same loop with ``model`` wrapped in DDP.
 
+    Every rank is given the *whole* batch here, so each can count its token total T itself. In a real job a rank
+    loads only its share; T is then the ``all_reduce`` (sum) of the ranks' local token counts, one extra
+    collective of a single number per step.
+
     Returns:
         After each step's backward pass, the gradients ``{name: tensor}`` (float32, detached copies).
+
+    Raises:
+        ValueError: if a batch has no non-pad target token (its mean loss is undefined).
     """
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     gradients = []
-    for batch in batches:
-        scale = world_size / _tokens(batch)
+    for index, batch in enumerate(batches):
+        tokens = _tokens(batch)
+        if tokens == 0:
+            raise ValueError(f"batches[{index}]: expected at least one non-pad target token, got only {PAD_ID}s")
+        scale = world_size / tokens
         optimizer.zero_grad(set_to_none=True)
         summed_token_loss(model, shard_rows(batch, rank, world_size), scale).backward()
         module = model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
@@ -243,17 +319,21 @@ def ddp_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batches
 
 
 def ddp_timing_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batches: Sequence[Batch],
-                      repeats: int = 7) -> dict[str, Any]:
+                      repeats: int = 7, ddp: bool = True) -> dict[str, Any]:
     """Median wall-clock seconds of one training step (forward, backward with DDP's all-reduce, Adam) on this
     rank's share of each batch in ``batches``, and of one ``all_reduce`` of a float32 buffer as large as all
     the gradients; run inside :func:`launch`.
 
-    With ``world_size = 1`` the steps run on whole batches, without DDP. One warm-up step per batch is not
-    timed. Returns ``{"step_s": [one median per batch], "allreduce_s": ..., "gradient_numbers": ...}``;
-    ``allreduce_s`` is 0 for N = 1.
+    With ``world_size = 1`` the steps run on whole batches, without DDP. With ``ddp=False`` and N > 1, each rank
+    trains its own unwrapped copy on its share (no gradient traffic, no DDP hooks): the control that shows
+    what running N processes side by side costs by itself. One warm-up step per batch is not timed. Returns
+    ``{"step_s": [one median per batch], "allreduce_s": ..., "gradient_numbers": ...}``; ``allreduce_s`` is 0
+    for N = 1 or ``ddp=False``.
     """
+    check_bool("ddp", ddp)
     model = build_translator(*vocab_sizes)
-    if world_size > 1:
+    ddp = ddp and world_size > 1
+    if ddp:
         model = nn.parallel.DistributedDataParallel(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     medians = []
@@ -271,7 +351,7 @@ def ddp_timing_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], 
         medians.append(statistics.median(step_times[1:]))
     numbers = sum(p.numel() for p in model.parameters())
     reduce_times = []
-    if world_size > 1:
+    if ddp:
         buffer = torch.ones(numbers)
         for _ in range(repeats + 1):
             dist.barrier()
@@ -289,7 +369,10 @@ def fsdp_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batch:
 
     Every parameter is split along its first dimension across the N ranks (a ``DTensor``); its gradient and
     Adam's two moments are split the same way. Returns bytes held locally for ``"parameters"``,
-    ``"gradients"`` and ``"optimizer"`` (float32), plus ``"full_parameters"``, the bytes of the whole model.
+    ``"gradients"`` and ``"optimizer"`` (float32), plus ``"full_parameters"``, the bytes of the whole model, and
+    ``"peak_parameters"``: the most parameter bytes this rank held while one layer ran in the forward pass (its
+    shards plus the full weights gathered for that layer and the root's), read by a forward pre-hook on each
+    layer's first sublayer, which runs after FSDP's all-gather.
     """
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
@@ -304,6 +387,18 @@ def fsdp_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batch:
         fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def held_bytes() -> float:  # a sharded parameter is a DTensor (count its local piece), a gathered one is not
+        tensors = [p.to_local() if hasattr(p, "to_local") else p for p in model.parameters()]
+        return float(sum(t.numel() * t.element_size() for t in tensors))
+
+    peak = [0.0]
+
+    def record_peak(module: nn.Module, inputs: Any) -> None:
+        peak[0] = max(peak[0], held_bytes())
+
+    for layer in (*model.encoder.layers, *model.decoder.layers):
+        next(layer.children()).register_forward_pre_hook(record_peak)
     summed_token_loss(model, shard_rows(batch, rank, world_size), world_size / _tokens(batch)).backward()
     optimizer.step()
 
@@ -314,7 +409,7 @@ def fsdp_worker(rank: int, world_size: int, vocab_sizes: tuple[int, int], batch:
     params = list(model.parameters())
     moments = [t for p in params for key, t in optimizer.state[p].items() if key in ("exp_avg", "exp_avg_sq")]
     return {"parameters": local_bytes(params), "gradients": local_bytes([p.grad for p in params]),
-            "optimizer": local_bytes(moments), "full_parameters": float(full)}
+            "optimizer": local_bytes(moments), "full_parameters": float(full), "peak_parameters": peak[0]}
 
 
 # ----------------------------------------------------------------------------------------------- tensor parallel
@@ -332,23 +427,31 @@ def shard_attention(attention: MultiHeadAttention, rank: int, world_size: int) -
 
     W_Q, W_K, W_V are split by output rows ("column parallel": the heads' Dh-wide blocks), W_O by input
     columns ("row parallel"), so each rank computes its heads from the full input and a partial output that the
-    ranks sum. The output bias is kept whole, to add once after the sum.
+    ranks sum. The output bias is kept whole, to add once after the sum. PyTorch's ``nn.Linear`` stores
+    W = Aᵀ for y = x·A, so the paper's column split of A is a split of ``weight``'s rows here.
 
     Shape:
-        ``w_q, w_k, w_v: (D / N, D)``, ``b_q, b_k, b_v: (D / N,)``, ``w_o: (D, D / N)``, ``b_o: (D,)``.
+        ``w_q, w_k, w_v: (D / N, D)``, ``b_q, b_k, b_v: (D / N,)``, ``w_o: (D, D / N)``, ``b_o: (D,)``; the
+        bias entries are absent when the layer was built with ``bias=False``.
 
     Raises:
-        ValueError: if H is not divisible by ``world_size`` or ``rank`` is out of range.
+        ValueError: if H is not divisible by ``world_size``, ``rank`` is out of range, or the layer applies RoPE
+            (not implemented by :func:`tensor_parallel_attention`; it would silently be dropped).
     """
+    if attention.rope is not None:
+        raise ValueError("attention: expected a layer without rope (RoPE is not implemented in the tensor-parallel "
+                         "version), got one with a RotaryEmbedding")
     heads = _slice(attention.num_heads, rank, world_size, "num_heads")
     rows = slice(heads.start * attention.head_dim, heads.stop * attention.head_dim)  # Dh-wide blocks of heads
     shard = {"num_heads": torch.tensor(attention.num_heads // world_size)}
     for name in ("q", "k", "v"):
         linear = getattr(attention, f"w_{name}")
         shard[f"w_{name}"] = linear.weight[rows].detach().clone()  # (D / N, D)
-        shard[f"b_{name}"] = linear.bias[rows].detach().clone()  # (D / N,)
+        if linear.bias is not None:
+            shard[f"b_{name}"] = linear.bias[rows].detach().clone()  # (D / N,)
     shard["w_o"] = attention.w_o.weight[:, rows].detach().clone()  # (D, D / N)
-    shard["b_o"] = attention.w_o.bias.detach().clone()  # (D,)
+    if attention.w_o.bias is not None:
+        shard["b_o"] = attention.w_o.bias.detach().clone()  # (D,)
     return shard
 
 
@@ -362,13 +465,13 @@ def tensor_parallel_attention(x: Tensor, shard: dict[str, Tensor], mask: Tensor 
         ``x (B, L, D)``, mask as :class:`~tformer.attention.MultiHeadAttention` -> ``(B, L, D)``.
     """
     heads = int(shard["num_heads"])
-    q = split_heads(F.linear(x, shard["w_q"], shard["b_q"]), heads)  # (B, H/N, L, Dh)
-    k = split_heads(F.linear(x, shard["w_k"], shard["b_k"]), heads)  # (B, H/N, L, Dh)
-    v = split_heads(F.linear(x, shard["w_v"], shard["b_v"]), heads)  # (B, H/N, L, Dh)
+    q = split_heads(F.linear(x, shard["w_q"], shard.get("b_q")), heads)  # (B, H/N, L, Dh)
+    k = split_heads(F.linear(x, shard["w_k"], shard.get("b_k")), heads)  # (B, H/N, L, Dh)
+    v = split_heads(F.linear(x, shard["w_v"], shard.get("b_v")), heads)  # (B, H/N, L, Dh)
     context, _ = scaled_dot_product_attention(q, k, v, mask)  # (B, H/N, L, Dh)
     partial = F.linear(merge_heads(context), shard["w_o"])  # (B, L, D): this rank's heads' share of W_O
     dist.all_reduce(partial)  # sum over ranks = all heads
-    return partial + shard["b_o"]
+    return partial if "b_o" not in shard else partial + shard["b_o"]
 
 
 def shard_feed_forward(ffn: FeedForward, rank: int, world_size: int) -> dict[str, Tensor]:
@@ -378,14 +481,19 @@ def shard_feed_forward(ffn: FeedForward, rank: int, world_size: int) -> dict[str
     alone, so no communication is needed before it), W_2 by input columns (partial outputs to sum).
 
     Shape:
-        ``w_1: (F / N, D)``, ``b_1: (F / N,)``, ``w_2: (D, F / N)``, ``b_2: (D,)``.
+        ``w_1: (F / N, D)``, ``b_1: (F / N,)``, ``w_2: (D, F / N)``, ``b_2: (D,)``; the biases are absent when
+        the layer was built with ``bias=False``.
 
     Raises:
         ValueError: if F is not divisible by ``world_size`` or ``rank`` is out of range.
     """
     units = _slice(ffn.w_1.out_features, rank, world_size, "d_ff")
-    return {"w_1": ffn.w_1.weight[units].detach().clone(), "b_1": ffn.w_1.bias[units].detach().clone(),
-            "w_2": ffn.w_2.weight[:, units].detach().clone(), "b_2": ffn.w_2.bias.detach().clone()}
+    shard = {"w_1": ffn.w_1.weight[units].detach().clone(), "w_2": ffn.w_2.weight[:, units].detach().clone()}
+    if ffn.w_1.bias is not None:
+        shard["b_1"] = ffn.w_1.bias[units].detach().clone()
+    if ffn.w_2.bias is not None:
+        shard["b_2"] = ffn.w_2.bias.detach().clone()
+    return shard
 
 
 def tensor_parallel_feed_forward(x: Tensor, shard: dict[str, Tensor], activation: str = "relu") -> Tensor:
@@ -395,19 +503,29 @@ def tensor_parallel_feed_forward(x: Tensor, shard: dict[str, Tensor], activation
         ``x (B, L, D) -> (B, L, D)``, equal on every rank to the full layer's output.
     """
     act = {"relu": F.relu, "gelu": F.gelu}[activation]
-    hidden = act(F.linear(x, shard["w_1"], shard["b_1"]))  # (B, L, F/N)
+    hidden = act(F.linear(x, shard["w_1"], shard.get("b_1")))  # (B, L, F/N)
     partial = F.linear(hidden, shard["w_2"])  # (B, L, D)
     dist.all_reduce(partial)
-    return partial + shard["b_2"]
+    return partial if "b_2" not in shard else partial + shard["b_2"]
 
 
 def tensor_parallel_worker(rank: int, world_size: int, attention: MultiHeadAttention, ffn: FeedForward,
                            x: Tensor) -> dict[str, Any]:
     """Run one attention layer and one FFN split across the ranks; run inside :func:`launch`.
 
-    Returns this rank's outputs ``"attention"`` and ``"ffn"`` ``(B, L, D)``, and ``"all_reduce"``: the number
-    of elements of each all-reduce it took part in (counted by wrapping ``dist.all_reduce``).
+    The same FFN split is then made by PyTorch's own tensor-parallel API: ``parallelize_module`` with
+    ``ColwiseParallel`` for W_1 and ``RowwiseParallel`` for W_2 on a one-dimensional CPU ``DeviceMesh``, which
+    turns the weights into ``DTensor`` shards and inserts the all-reduce itself.
+
+    Returns this rank's outputs ``"attention"`` and ``"ffn"`` ``(B, L, D)`` from the hand-made split,
+    ``"ffn_torch"`` from ``torch.distributed.tensor.parallel``, and ``"all_reduce"``: the number of elements of
+    each all-reduce the hand-made split took part in (counted by wrapping ``dist.all_reduce``).
     """
+    import copy
+
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
     counted: list[int] = []
     original = dist.all_reduce
 
@@ -422,4 +540,10 @@ def tensor_parallel_worker(rank: int, world_size: int, attention: MultiHeadAtten
             out_ffn = tensor_parallel_feed_forward(x, shard_feed_forward(ffn, rank, world_size), ffn.activation)
     finally:
         dist.all_reduce = original
-    return {"attention": out_attention, "ffn": out_ffn, "all_reduce": counted}
+    mesh = init_device_mesh("cpu", (world_size,))
+    torch_ffn = parallelize_module(copy.deepcopy(ffn), mesh, {"w_1": ColwiseParallel(), "w_2": RowwiseParallel()})
+    with torch.no_grad():
+        out_torch = torch_ffn(x)  # replicated input in, replicated (B, L, D) output out
+    if hasattr(out_torch, "wait"):  # an AsyncCollectiveTensor: its all-reduce may still be in flight
+        out_torch = out_torch.wait()
+    return {"attention": out_attention, "ffn": out_ffn, "ffn_torch": out_torch, "all_reduce": counted}

@@ -19,6 +19,7 @@ from tformer.attention import MultiHeadAttention
 from tformer.layers import FeedForward
 from tformer.training.distributed import (
     build_translator,
+    ddp_timing_worker,
     ddp_worker,
     distributed_support,
     fsdp_worker,
@@ -48,6 +49,13 @@ def _fail_on_rank_one(rank: int, world_size: int) -> None:
     dist.barrier()  # rank 0 would wait here for its partner until gloo's time-out
 
 
+def _fail_on_rank_one_in_a_collective(rank: int, world_size: int) -> None:
+    if rank == 1:
+        time.sleep(0.5)  # let rank 0 enter the all-reduce first
+        raise ValueError("boom from rank 1")
+    dist.all_reduce(torch.ones(1))  # broken by rank 1 leaving the group: "Connection closed by peer"
+
+
 def _sleep(rank: int, world_size: int, seconds: float) -> None:
     time.sleep(seconds)
 
@@ -73,8 +81,17 @@ def test_two_launches_at_once_return_their_own_values() -> None:
 def test_a_child_error_reaches_the_parent_and_no_process_survives() -> None:
     start = time.monotonic()
     with pytest.raises(torch.multiprocessing.ProcessRaisedException, match="boom from rank 1"):
-        launch(_fail_on_rank_one, timeout_s=60)
-    assert time.monotonic() - start < 30  # rank 0 was terminated, not left waiting for the time-out
+        launch(_fail_on_rank_one, timeout_s=300)
+    assert time.monotonic() - start < 150  # rank 0 was terminated, not left waiting for the time-out
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_the_raising_rank_is_reported_not_its_partner(attempt: int) -> None:
+    # Rank 0's all-reduce fails as a consequence of rank 1 leaving; launch must report rank 1's own exception.
+    with pytest.raises(torch.multiprocessing.ProcessRaisedException, match="boom from rank 1") as caught:
+        launch(_fail_on_rank_one_in_a_collective, timeout_s=300)
+    assert caught.value.error_index == 1
     assert multiprocessing.active_children() == []
 
 
@@ -85,10 +102,30 @@ def test_time_out_terminates_the_processes() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "error"), [({"world_size": 0}, ValueError), ({"world_size": 2.0}, TypeError),
-                                               ({"timeout_s": 0}, ValueError), ({"threads": 0}, ValueError)])
+                                               ({"timeout_s": 0}, ValueError), ({"timeout_s": -1.5}, ValueError),
+                                               ({"timeout_s": "5"}, TypeError), ({"timeout_s": True}, TypeError),
+                                               ({"threads": 0}, ValueError)])
 def test_launch_rejects_bad_settings(kwargs: dict, error: type) -> None:
-    with pytest.raises(error):
+    name = next(iter(kwargs))
+    with pytest.raises(error, match=f"^{name}: expected"):
         launch(_rank_and_sum, (0,), **kwargs)
+
+
+def test_the_probe_launches_two_processes() -> None:
+    assert distributed_support(probe=True) is None
+    with pytest.raises(TypeError, match="probe"):
+        distributed_support(probe=1)
+    with pytest.raises(ValueError, match="timeout_s"):
+        distributed_support(probe=True, timeout_s=0)
+
+
+def test_timing_worker_with_and_without_ddp() -> None:
+    batch = _random_batch(0)
+    for ddp in (True, False):
+        ranks = launch(ddp_timing_worker, (VOCAB, [batch], 1, ddp))
+        for rank in ranks:
+            assert len(rank["step_s"]) == 1 and rank["step_s"][0] > 0
+            assert (rank["allreduce_s"] > 0) == ddp  # the control sends nothing
 
 
 def test_shard_rows_splits_contiguously_and_checks() -> None:
@@ -131,6 +168,13 @@ def test_fsdp_holds_the_zero3_share() -> None:
     formula = training_memory_bytes(num_params, "zero3", 2, param_bytes=4, grad_bytes=4, optimizer_bytes=8)
     assert ranks[0]["parameters"] == pytest.approx(formula.parameters, rel=0.02)
     assert ranks[0]["optimizer"] == pytest.approx(formula.optimizer, rel=0.02)
+    # While a layer runs, a rank holds its shards plus the other half of that layer and of the root's weights:
+    # the largest layer is a decoder layer (self- and cross-attention and the FFN).
+    model = build_translator(*VOCAB)
+    decoder_layer = 4 * sum(p.numel() for p in model.decoder.layers[0].parameters())
+    root = 4 * sum(p.numel() for name, p in model.named_parameters() if ".layers." not in name)
+    for rank in ranks:
+        assert rank["peak_parameters"] == pytest.approx(4 * num_params / 2 + (decoder_layer + root) / 2, rel=0.01)
 
 
 def test_tensor_parallel_layers_equal_the_whole_layers() -> None:
@@ -144,6 +188,40 @@ def test_tensor_parallel_layers_equal_the_whole_layers() -> None:
         torch.testing.assert_close(rank["attention"], expected_attention, rtol=1e-12, atol=1e-12)
         torch.testing.assert_close(rank["ffn"], expected_ffn, rtol=1e-12, atol=1e-12)
         assert rank["all_reduce"] == [2 * 5 * 16, 2 * 5 * 16]  # two all-reduces of B·L·D numbers
+        # torch.distributed.tensor.parallel (ColwiseParallel W_1, RowwiseParallel W_2) gives the same layer.
+        torch.testing.assert_close(rank["ffn_torch"], rank["ffn"], rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(rank["ffn_torch"], expected_ffn, rtol=1e-12, atol=1e-12)
+
+
+def test_tensor_parallel_layers_without_biases() -> None:
+    torch.manual_seed(1)
+    attention = MultiHeadAttention(8, 2, bias=False).double().eval()
+    ffn = FeedForward(8, 16, bias=False).double().eval()
+    shard = shard_attention(attention, 0, 2)
+    assert not any(key.startswith("b_") for key in shard)
+    assert not any(key.startswith("b_") for key in shard_feed_forward(ffn, 1, 2))
+    x = torch.randn(2, 3, 8, dtype=torch.float64)
+    ranks = launch(tensor_parallel_worker, (attention, ffn, x))
+    with torch.no_grad():
+        expected_attention, expected_ffn = attention(x, x, x)[0], ffn(x)
+    for rank in ranks:
+        torch.testing.assert_close(rank["attention"], expected_attention, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(rank["ffn"], expected_ffn, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(rank["ffn_torch"], expected_ffn, rtol=1e-12, atol=1e-12)
+
+
+def test_shard_attention_refuses_rope() -> None:
+    from tformer.positional import RotaryEmbedding
+
+    attention = MultiHeadAttention(8, 2, rope=RotaryEmbedding(4))
+    with pytest.raises(ValueError, match="rope"):
+        shard_attention(attention, 0, 2)
+
+
+def test_train_steps_refuses_an_all_padding_batch() -> None:
+    src, tgt = _random_batch(0)
+    with pytest.raises(ValueError, match=r"batches\[1\]: expected at least one non-pad target token"):
+        train_steps(build_translator(*VOCAB), [(src, tgt), (src, torch.zeros_like(tgt))])
 
 
 def test_shards_partition_the_weights() -> None:
