@@ -732,11 +732,10 @@ print(f"K = 4 minus K = 1, points of exact match: {results.record_runs('beam_gai
 # show it also gains more per second.
 #
 # Read this as a statement about *this budget*, nothing more. The curves are still climbing steeply at
-# 8 seconds, and the Bahdanau RNN's has barely left zero: it needs more steps before its attention starts to
-# pay, and at this budget it even trails the fixed-context RNN (ahead for
-# 0<!-- result: bahdanau_ahead_seeds --> of 3 seeds). With a longer budget it catches up; where the order
-# of the Transformer and the Bahdanau RNN flips, if it does, is not measured here, because three seeds of a
-# budget several times longer would not fit in this chapter's running time. Nor does this run show
+# 8 seconds, and the Bahdanau RNN's has not left zero: at this budget it even trails the fixed-context RNN
+# (ahead of it for 0<!-- result: bahdanau_ahead_seeds --> of 3 seeds). How the three compare after a longer
+# budget, and whether the order then changes, is not measured here: three seeds of a budget several times
+# longer would not fit in this chapter's running time. Nor does this run show
 # attention's advantage on long sentences: after 8 seconds no model translates them (over 20 words: the
 # fixed-context RNN 0%<!-- result: rnn_fixed_em_over_20 -->, the Bahdanau RNN
 # 0%<!-- result: rnn_bahdanau_em_over_20 -->, the Transformer
