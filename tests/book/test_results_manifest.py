@@ -116,6 +116,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("11_three_families", "15%"): "paper: BERT's masking rate (Devlin et al. 2019, §3.1), also the code's",
     ("11_three_families", "80%"): "paper: BERT's 80/10/10 rule (Devlin et al. 2019, §3.1)",
     ("11_three_families", "10%"): "paper: BERT's 80/10/10 rule; setting: the warm-up fraction",
+    ("11_three_families", "13 seconds"): "setting: LM_BUDGET_S, the equal-time budget of the character models",
     ("12_complexity", "4×"): "formula: (2048/1024)², the quadratic law the marked counts show",
     ("12_complexity", "16×"): "formula: (4096/1024)²",
     ("12_complexity", "1 steps"): "formula: n − 1 steps",
