@@ -134,6 +134,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("15_summary", "4×"): "structure: 4 gate blocks (the marked lstm_ratio)",
     ("15_summary", "3×"): "structure: 3 gate blocks (the marked gru_ratio)",
     ("15_summary", "10%"): "constant: MAX_RELATIVE_TOL of tformer.book.results, the tolerance rule",
+    ("15_summary", "8 seconds"): "setting: chapter 10's BUDGET_S, the equal-time budget of its comparison",
+    ("15_summary", "13 seconds"): "setting: chapter 11's LM_BUDGET_S, the equal-time budget of its character models",
 }
 
 
