@@ -694,12 +694,11 @@ _ = results.record("scan_rounds", rounds)
 # The fixes above arrived one at a time; the open decoders of 2023–24 put several of them in every block.
 # LLaMA (Touvron et al. 2023a, §2.2) uses pre-normalisation with RMSNorm, SwiGLU and rotary embeddings, and no
 # biases; Llama 2 adds grouped-query attention to its 34B and 70B models (Touvron et al. 2023b, §2.2), Llama 3
-# (2024) to every size. Against the block this book trained as a language model in chapter 11
-# (`DecoderOnlyTransformer`: already pre-norm and with learned positions, as GPT-2 has it, rather than the 2017
-# paper's post-norm and sinusoids), the "2024 block" of `tformer.variants.ModernDecoderLM` changes five
-# things:
+# (2024) to every size. Against the book's `DecoderOnlyTransformer` set up as GPT-2 has it (pre-norm with a
+# final LayerNorm and learned positions, rather than the 2017 paper's post-norm and sinusoids; chapter 11 trains
+# the post-norm default), the "2024 block" of `tformer.variants.ModernDecoderLM` changes five things:
 #
-# | | 2017-style block (chapter 11) | 2024 block (`ModernDecoderLM`) |
+# | | 2017-style block (GPT-2's arrangement) | 2024 block (`ModernDecoderLM`) |
 # |---|---|---|
 # | norm before each sublayer | LayerNorm: subtract the mean, divide by the standard deviation, gain and bias | **RMSNorm**: divide by the root mean square, gain only (Zhang & Sennrich 2019) |
 # | feed-forward | W₂ ReLU(W₁x), two matrices, biases | **SwiGLU**: W₂ (SiLU(W₁x) ⊙ W₃x), three matrices, a gate times a value (Shazeer 2020) |
@@ -707,7 +706,7 @@ _ = results.record("scan_rounds", rounds)
 # | attention | multi-head: H key/value heads | **grouped-query**: H_kv = H / 2 key/value heads (§2) |
 # | biases | on every linear map and norm | **none** |
 #
-# Everything else is shared: D = 64 (half of chapter 11's width, to fit six runs into a minute), H = 4 heads
+# Everything else is shared: D = 64 (chapter 11's width; small, to fit six runs into a minute), H = 4 heads
 # of Dh = 16, 2 layers, embeddings scaled by √D, Xavier
 # initialisation, an untied output layer after a final norm, the same optimiser, and for a given seed the same
 # windows of text in the same order. What the 2024 model saves (biases, the position table, half of W_K and
@@ -735,8 +734,10 @@ def count(model):
 
 
 def make_2017():
-    """Chapter 11's decoder: pre-norm LayerNorm, learned positions, ReLU FFN, multi-head attention, biases."""
-    return DecoderOnlyTransformer(V_C, D_R, H_R, LAYERS_R, F_2017, max_len=BLOCK_R)
+    """The book's decoder with learned positions, pre-norm LayerNorm and a final LayerNorm, ReLU FFN, multi-head
+    attention, biases, no dropout (the 2024 block has none either)."""
+    return DecoderOnlyTransformer(V_C, d_model=D_R, num_heads=H_R, num_layers=LAYERS_R, d_ff=F_2017,
+                                  max_len=BLOCK_R, positional="learned", norm_first=True, dropout=0.0)
 
 
 n_2017 = count(make_2017())
