@@ -145,8 +145,8 @@ plt.show()
 # %% [markdown]
 # How much faster is the matrix version? The cell below times both on a longer sequence, on one CPU thread.
 # Both versions do the same arithmetic; what differs is **768**<!-- result: loop_calls --> small operations
-# issued one by one from Python (three per query) against three large matrix products, which the library runs with far less overhead and
-# better use of the cache. One thread cannot show the parallel speed-up argued above; that one needs many
+# issued one by one from Python (three per query) against three large matrix products, which the library
+# runs with far less overhead and better use of the cache. One thread cannot show the parallel speed-up argued above; that one needs many
 # cores or a GPU and is not measured here. Timings depend on the machine, so the cell's output is not
 # compared by the tests; it only asserts that the matrix product wins.
 
@@ -329,10 +329,9 @@ print("every key blocked, fill -inf:", infinite_row.tolist())
 # (**65504**<!-- result: float16_max -->), and `masked_fill` refuses with a RuntimeError. −1e4 fits, and on
 # the first row it blocks just as well as −∞: e^(−1e4) rounds to exactly 0 in both dtypes. It fails in two
 # cases. The first: the allowed scores are themselves far below −1e4 (large unscaled dot products can get
-# there). In the row [−2e4, −2e4, 3, 4] the blocked keys, filled with −1e4, now hold the largest scores and
+# there). In the row [−2e4, −2e4, 3, 4], with the first two keys allowed as before, the blocked keys, filled with −1e4, now hold the largest scores and
 # take **1.0**<!-- result: leaked_blocked_weight --> of the weight between them. The second: a row in which
-# *every* key is blocked. With −1e4 all
-# scores are equal, the softmax returns a uniform **0.25**<!-- result: fully_masked_uniform --> per key, and
+# *every* key is blocked. With −1e4 all scores are equal, the softmax returns a uniform **0.25**<!-- result: fully_masked_uniform --> per key, and
 # the query quietly averages the very words it was forbidden to see. With −∞ the same row gives NaN (0/0),
 # which is loud. The book uses −∞ and handles such rows explicitly (section 5).
 
@@ -665,8 +664,8 @@ if measured is not None:
 
 # %% [markdown]
 # **06.5** Drop the √d_k. The function below computes causal self-attention weights for 64 random sentences
-# of 16 tokens (width D = 64 and a single head, so d_k = D here; random projections for the queries and keys) and returns the mean largest
-# weight of the last query, which may look at all 16 keys. Pass `divide_by_sqrt_d=False` and measure it.
+# of 16 tokens (width D = 64 and a single head, so d_k = D here; random projections for the queries and
+# keys) and returns the mean largest weight of the last query, which may look at all 16 keys. Pass `divide_by_sqrt_d=False` and measure it.
 # How does that compare with the same function left as it is?
 
 # %%
