@@ -41,8 +41,8 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 #   sentence 猫 / 追 / 老鼠 / 它, every number printed by code;
 # - the same computation as one matrix formula, softmax(QKᵀ/√d_k)V, and as `tformer`'s
 #   `scaled_dot_product_attention` — three routes, one answer;
-# - two slips that circulate in explanations of this example (a rounding slip and a wrong scale), and
-#   how to spot them;
+# - two slips worth recognising (a rounding slip made by one of this book's sources, and a wrong
+#   scale), and how to spot them;
 # - the √d_k lab: the variance of q·k grows like d_k, an unscaled softmax turns into a one-hot argmax, and
 #   its gradient dies; dividing by √d_k fixes all three.
 #
@@ -56,25 +56,22 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import torch
 
-from tformer.book.environment import get_device, seed_everything
+from tformer.book.environment import seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results
 from tformer.functional import scaled_dot_product_attention
 
 use_book_style()  # Chinese-capable font for 猫 追 老鼠 它 in figures
 seed_everything(0)
-device = get_device()  # CUDA when present (Colab), else CPU
-BIG = device.type == "cuda"  # the one switch: larger settings on a GPU; stored outputs come from the CPU run
 results = Results("05_hand_calculation")
 pd.set_option("display.unicode.east_asian_width", True)  # align columns that hold Chinese tokens
-print(f"device: {device.type}")
 
 # %% [markdown]
 # ## The example
 #
 # Four tokens: 猫 (cat), 追 (chases), 老鼠 (mouse), 它 (it). We compute the new representation of the
-# fourth token, 它, which has to work out what "it" refers to. Real models use keys of 64 numbers per
-# head; here they have two, so that every product fits in your head. Pretend a trained network produced
+# fourth token, 它, which has to work out what "it" refers to. The original Transformer (d_model 512, 8
+# heads) uses keys of 64 numbers per head; here they have two, so that every product fits in your head. Pretend a trained network produced
 # these vectors:
 #
 # - each token's **key** says what it offers to a search: the first coordinate reads roughly "is an
@@ -82,13 +79,14 @@ print(f"device: {device.type}")
 # - each token's **value** is what it hands over when it is chosen (arbitrary numbers here);
 # - 它's **query** is [1, 0]: "I am looking for an animal".
 #
-# We work in float64 so that the printed digits are exact to the last one shown.
+# We work in float64 so that the printed digits are exact to the last one shown. The key width is the head
+# dimension Dh; the formula calls it d_k, and d_k = Dh throughout.
 
 # %%
 tokens = ["猫", "追", "老鼠", "它"]
-keys = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7], [1.0, 0.0]], dtype=torch.float64)  # (S=4, Dk=2)
+keys = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7], [1.0, 0.0]], dtype=torch.float64)  # (S=4, Dh=2)
 values = torch.tensor([[2.0, 1.0], [0.0, 3.0], [1.0, 2.0], [0.0, 0.0]], dtype=torch.float64)  # (S=4, Dv=2)
-query = torch.tensor([1.0, 0.0], dtype=torch.float64)  # (Dk=2,): the query of 它
+query = torch.tensor([1.0, 0.0], dtype=torch.float64)  # (Dh=2,): the query of 它
 d_k = keys.shape[-1]
 
 table = pd.DataFrame(
@@ -104,12 +102,12 @@ print(f"\nquery of 它: {query.tolist()},  d_k = {d_k}")
 # as the query: a better match.
 
 # %%
-products = query * keys  # (S, Dk): the terms of each dot product
+products = query * keys  # (S, Dh): the terms of each dot product
 scores = products.sum(dim=-1)  # (S,)
 for token, k, term, score in zip(tokens, keys.tolist(), products.tolist(), scores.tolist(), strict=True):
     q1, q2 = query.tolist()
     print(f"{token:>3}: {query.tolist()}·{k} = {q1:g}×{k[0]:g} + {q2:g}×{k[1]:g} = {term[0]:g} + {term[1]:g} = {score:g}")
-torch.testing.assert_close(scores, keys @ query, rtol=0, atol=1e-15)
+torch.testing.assert_close(scores, torch.tensor([1.0, 0.0, 0.7, 1.0], dtype=torch.float64), rtol=0, atol=1e-15)
 
 # %% [markdown]
 # 猫 and 它 match fully (1.0), 老鼠 partly (0.7, it is an animal but its key also leans towards
@@ -175,15 +173,15 @@ torch.testing.assert_close(output_by_hand, torch.tensor([0.8507, 1.2408], dtype=
 
 # %% [markdown]
 # The new vector for 它 is **[0.8507**<!-- result: out_0 -->, **1.2408]**<!-- result: out_1 -->. It started
-# as a token with value [0, 0] and now carries **0.30**<!-- result: w_cat --> of 猫's value, a quarter of
-# 老鼠's and **0.15**<!-- result: w_chase --> of 追's: the
+# as a token with value [0, 0] and now carries **0.30**<!-- result: w_cat --> of 猫's value,
+# **0.24**<!-- result: w_mouse --> of 老鼠's and **0.15**<!-- result: w_chase --> of 追's: the
 # position of "it" now holds information about what "it" probably is. That replacement of a token's
 # vector by a relevance-weighted mix of the whole sentence is all that one attention step does.
 #
 # ## The same in matrix form, and in `tformer`
 #
 # Nothing above was specific to one query. Stack the queries as rows of Q (here a single row, so Q has
-# shape (L, Dk) = (1, 2)), the keys as rows of K (S, Dk) and the values as rows of V (S, Dv):
+# shape (L, Dh) = (1, 2)), the keys as rows of K (S, Dh) and the values as rows of V (S, Dv):
 #
 # $$\text{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V$$
 #
@@ -192,7 +190,7 @@ torch.testing.assert_close(output_by_hand, torch.tensor([0.8507, 1.2408], dtype=
 # scaled_dot_product_attention`, against the hand calculation, and also against PyTorch's own function.
 
 # %%
-Q = query[None, :]  # (L=1, Dk)
+Q = query[None, :]  # (L=1, Dh)
 weights_matrix = torch.softmax(Q @ keys.T / math.sqrt(d_k), dim=-1)  # (L, S)
 output_matrix = weights_matrix @ values  # (L, Dv)
 
@@ -215,7 +213,7 @@ plt.show()
 #
 # ### The rounding slip: 1.25 instead of 1.24
 #
-# A widely read Chinese article on this example (one of this book's sources) does the arithmetic with
+# A Chinese article on this example (one of this book's sources) does the arithmetic with
 # two decimals at every step and reports the output as [0.85, 1.25]. The second component is 1.2408: to
 # two decimals, 1.24. Where does the extra hundredth come from? Let us replay the article's procedure,
 # rounding after every step, and compare it with two other ways of rounding.
@@ -283,6 +281,10 @@ results.record("once_err_total", (from_rounded_weights[1] - output_by_hand[1]).i
 results.record("once_weight_sum", weights_exact_rounded.sum().item())
 results.record("chain_ratio_mouse", (exps_2[2] / total_2).item())
 results.record("exact_w_mouse_5dp", weights_by_hand[2].item())
+results.record("chain_scaled_mouse", scaled_2[2].item())
+results.record("chain_exp_mouse", exps_2[2].item())
+results.record("chain_exp_total", total_2.item())
+results.record("once_w_mouse", weights_exact_rounded[2].item())
 largest = errors.abs().idxmax()  # the token with the largest error in each column
 assert largest["rounded chain: error"] == "老鼠" and largest["rounded once: error"] == "老鼠"
 
@@ -292,11 +294,13 @@ assert largest["rounded chain: error"] == "老鼠" and largest["rounded once: er
 # sits just below the point where rounding flips, so a small slip earlier decides which way it goes. The
 # article divides by √2 rounded to 1.41, which gives 老鼠 a scaled score of
 # **0.4965**<!-- result: article_scaled_mouse --> instead of **0.4950**<!-- result: exact_scaled_mouse -->;
-# that rounds to 0.50 (the exact score would round to 0.49), e^0.50 = 1.65, and 1.65 / 6.71 =
-# **0.2459**<!-- result: chain_ratio_mouse --> rounds to **0.25**<!-- result: slip_w_mouse -->. Times
+# that rounds to **0.50**<!-- result: chain_scaled_mouse --> (the exact score would round to
+# **0.49**<!-- result: exact_scaled_mouse -->), e^0.50 = **1.65**<!-- result: chain_exp_mouse -->, and
+# 1.65 / **6.71**<!-- result: chain_exp_total --> = **0.2459**<!-- result: chain_ratio_mouse --> rounds to **0.25**<!-- result: slip_w_mouse -->. Times
 # 老鼠's value of 2, the excess adds **+0.0101**<!-- result: chain_err_mouse --> to the output, most of the
 # total error of **+0.0092**<!-- result: chain_err_total --> (猫 and 追 nearly cancel). Rounding the exact
-# weights once is no cure: 老鼠's 0.24497 now rounds down to 0.24, contributing
+# weights once is no cure: 老鼠's **0.24497**<!-- result: exact_w_mouse_5dp --> now rounds down to
+# **0.24**<!-- result: once_w_mouse -->, contributing
 # **−0.0099**<!-- result: once_err_mouse --> of the total **−0.0108**<!-- result: once_err_total -->; the
 # four rounded weights sum to only **0.99**<!-- result: once_weight_sum -->, and the output falls to
 # **1.23**<!-- result: rounded_once_out_1 -->. The rule is the one from school: carry full precision
@@ -307,14 +311,13 @@ assert largest["rounded chain: error"] == "老鼠" and largest["rounded once: er
 # ### The scale slip: which √ do you divide by?
 #
 # Take two raw scores [4, 0] from a head with d_k = 4. The correct scale is √d_k = 2, so the softmax
-# sees [2, 0]. Explanations sometimes give [0.8044, 0.1956] for this case instead. Which scale produces
-# that? Solving softmax([4/s, 0])₁ = 0.8044 for s gives 4/s = ln(0.8044/0.1956), and the code below tries
-# the usual suspects.
+# sees [2, 0]. Suppose someone mixes up the width and divides by something else: the code below tries the
+# plausible wrong divisors. It also shows how to work backwards from a pair of weights you meet in an
+# explanation to the divisor that produced it: with two keys, softmax([4/s, 0])₁ = w₁ gives
+# 4/s = ln(w₁/w₂), so s = 4 / ln(w₁/w₂).
 
 # %%
 raw = torch.tensor([4.0, 0.0], dtype=torch.float64)
-claimed_first = 0.8044
-implied_scale = raw[0].item() / math.log(claimed_first / (1 - claimed_first))
 candidates = {
     "none (1)": 1.0,
     "sqrt(d_k) = 2": math.sqrt(4),
@@ -324,26 +327,28 @@ candidates = {
 }
 rows = {name: [*torch.softmax(raw / s, dim=-1).tolist(), s] for name, s in candidates.items()}
 print(pd.DataFrame(rows, index=["weight 1", "weight 2", "scale"]).T.round(4).to_string())
-print(f"\nscale implied by 0.8044: {implied_scale:.4f}")
 
 right = torch.softmax(raw / math.sqrt(4), dim=-1)
 wrong = torch.softmax(raw / math.sqrt(8), dim=-1)
+implied_scale = raw[0].item() / math.log(round(wrong[0].item(), 4) / round(wrong[1].item(), 4))  # from 4 dp
+print(f"\nscale recovered from the sqrt(8) row's weights, as printed to 4 dp: {implied_scale:.4f}")
 results.record("right_w0", right[0].item())
 results.record("right_w1", right[1].item())
 results.record("wrong_w0", wrong[0].item())
 results.record("wrong_w1", wrong[1].item())
 results.record("implied_scale", implied_scale)
 results.record("dmodel_w0", torch.softmax(raw / math.sqrt(512), dim=-1)[0].item())
-assert abs(implied_scale - math.sqrt(8)) < 1e-3
-assert abs(wrong[0].item() - claimed_first) < 5e-5
+assert abs(implied_scale - math.sqrt(8)) < 1e-3  # four printed decimals pin the divisor to 1e-3
+assert abs(implied_scale - math.sqrt(4)) > 0.5 and abs(implied_scale - 4.0) > 0.5  # and tell it from the others
 
 # %% [markdown]
 # With the right scale the weights are **[0.8808**<!-- result: right_w0 -->,
-# **0.1192]**<!-- result: right_w1 -->. The pair [0.8044, 0.1956] (we get
-# **0.8044**<!-- result: wrong_w0 --> and **0.1956**<!-- result: wrong_w1 --> exactly) belongs to a divisor
-# of **2.83**<!-- result: implied_scale --> = √8: the score 4 became √2 instead of 2. That happens when the
-# example's d_k is mixed up (dividing by √(2·d_k), or dividing by √d_k and then again by the √2 left over
-# from the two-dimensional example above). The other common confusion, dividing by √d_model = √512 instead
+# **0.1192]**<!-- result: right_w1 -->. Dividing by √8 instead, that is by √(2·d_k) (or by √d_k and then
+# again by the √2 left over from the two-dimensional example above), gives
+# **[0.8044**<!-- result: wrong_w0 -->, **0.1956]**<!-- result: wrong_w1 -->: the score 4 became √2
+# instead of 2. Working backwards from those four-decimal weights returns a divisor of
+# **2.83**<!-- result: implied_scale --> = √8, far from both √d_k = 2 and d_k = 4, so a pair of weights
+# printed to four places is enough to tell which divisor an explanation used. Another confusion, dividing by √d_model = √512 instead
 # of the width of one head, flattens the same scores to an almost uniform
 # **0.5441**<!-- result: dmodel_w0 -->. The rule: the divisor is the square root of the length of the
 # vectors that were dotted, the per-head width d_k.
@@ -366,45 +371,42 @@ assert abs(wrong[0].item() - claimed_first) < 5e-5
 # ### Measured: the variance of q·k grows like d_k
 #
 # We draw 20,000 random (q, k) pairs for each d_k from 2 to 1024 and measure the variance of their dot
-# product, with and without the division.
+# product. Dividing every score by √d_k rescales the sample variance by exactly 1/d_k, so the column
+# Var(q·k)/d_k is also the variance of the scaled scores: the one thing to measure is Var(q·k) ≈ d_k.
 
 # %%
 seed_everything(0)
 num_pairs = 20_000
 d_ks = [2**i for i in range(1, 11)]  # 2 … 1024
-variance_raw, variance_scaled = [], []
+variance_raw = []
 for dk in d_ks:
     q = torch.randn(num_pairs, dk)
     k = torch.randn(num_pairs, dk)
     dots = (q * k).sum(dim=-1)  # (num_pairs,)
     variance_raw.append(dots.var().item())
-    variance_scaled.append((dots / math.sqrt(dk)).var().item())
 
-print(pd.DataFrame(
-    {"d_k": d_ks, "Var(q·k)": variance_raw, "Var(q·k)/d_k": [v / d for v, d in zip(variance_raw, d_ks, strict=True)],
-     "Var(q·k/sqrt(d_k))": variance_scaled}
-).round(3).to_string(index=False))
+ratios = [v / d for v, d in zip(variance_raw, d_ks, strict=True)]  # = Var(q·k / √d_k), exactly
+print(pd.DataFrame({"d_k": d_ks, "Var(q·k)": variance_raw, "Var(q·k)/d_k": ratios}).round(3).to_string(index=False))
 
-ratios = [v / d for v, d in zip(variance_raw, d_ks, strict=True)]
 assert all(abs(r - 1) < 0.10 for r in ratios), ratios  # Var(q·k) ≈ d_k within 10%
-assert all(abs(v - 1) < 0.10 for v in variance_scaled), variance_scaled  # ≈ 1 after scaling, within 10%
 results.record("var_64", variance_raw[d_ks.index(64)], tol=2.0)
 results.record("var_1024", variance_raw[d_ks.index(1024)], tol=20.0)
-results.record("scaled_var_min", min(variance_scaled), tol=0.01)
-results.record("scaled_var_max", max(variance_scaled), tol=0.01)
+results.record("scaled_var_min", min(ratios), tol=0.01)
+results.record("scaled_var_max", max(ratios), tol=0.01)
 print(f"largest |Var(q·k)/d_k - 1| = {max(abs(r - 1) for r in ratios):.3f}")
 
 # %% [markdown]
 # The measurement follows the derivation: about **63**<!-- result: var_64 --> at d_k = 64 and about
-# **1029**<!-- result: var_1024 --> at d_k = 1024, and after dividing by √d_k the variance stays between
-# **0.98**<!-- result: scaled_var_min --> and **1.01**<!-- result: scaled_var_max --> for every width
-# (the assertion above demands 10%; the residue is sampling noise from 20,000 pairs).
+# **1029**<!-- result: var_1024 --> at d_k = 1024; the ratio Var(q·k)/d_k, which is the variance after
+# dividing by √d_k, stays between **0.98**<!-- result: scaled_var_min --> and
+# **1.01**<!-- result: scaled_var_max --> for every width (the assertion above demands 10%; the residue is
+# sampling noise from 20,000 pairs).
 
 # %%
 fig, ax = plt.subplots(figsize=(6.4, 4.0))
 ax.loglog(d_ks, variance_raw, "o-", base=2, label="Var(q·k), measured")
 ax.loglog(d_ks, d_ks, "k--", base=2, linewidth=1, label="d_k (theory)")
-ax.loglog(d_ks, variance_scaled, "s-", base=2, label="Var(q·k / √d_k), measured")
+ax.loglog(d_ks, ratios, "s-", base=2, label="Var(q·k / √d_k) = Var(q·k) / d_k, measured")
 ax.set_xlabel("key width d_k")
 ax.set_ylabel("variance of the attention score")
 ax.set_title("Dot products grow with d_k; dividing by √d_k holds them at 1")
@@ -416,9 +418,10 @@ plt.show()
 #
 # Why should we care that scores spread out? Because the softmax exponentiates them. One query against
 # S = 16 random keys: as d_k grows, the unscaled scores spread by √d_k and the softmax piles almost all
-# its weight on the single largest one. We measure two things, averaged over 2,000 random queries:
-# the **entropy** of the weights (ln 16 nats means uniform; 0 means one-hot) and the **largest
-# weight**.
+# its weight on the single largest one. We measure three things, averaged over 2,000 random queries:
+# the **entropy** of the weights (ln 16 nats means uniform; 0 means one-hot), the **largest
+# weight**, and the size |J| of the softmax's Jacobian (its Frobenius norm), which the next subsection
+# defines and uses.
 
 # %%
 seed_everything(1)
@@ -459,6 +462,11 @@ print(f"uniform over S = {S} keys: entropy ln {S} = {results.record('uniform_ent
 results.record("maxw_scaled_512", stats["scaled"][at_512][1], tol=0.01)
 results.record("jac_raw_512", stats["raw"][at_512][2], tol=0.005)
 results.record("jac_scaled_512", stats["scaled"][at_512][2], tol=0.01)
+scaled_max_weights = [s[1] for s in stats["scaled"]]
+results.record("maxw_scaled_min", min(scaled_max_weights), tol=0.01)
+results.record("maxw_scaled_max", max(scaled_max_weights), tol=0.01)
+print(f"scaled: largest weight between {min(scaled_max_weights):.2f} and {max(scaled_max_weights):.2f} "
+      f"over d_k = {d_ks[0]} … {d_ks[-1]}")
 assert stats["raw"][-1][1] > 0.9 > 0.3 > stats["scaled"][-1][1]  # unscaled: near one-hot; scaled: spread
 scaled_entropies = [s[0] for s in stats["scaled"]]
 assert max(scaled_entropies) - min(scaled_entropies) < 0.1  # scaling makes the softmax independent of d_k
@@ -543,29 +551,35 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# The gradient that reaches the scores (and through them W_Q and W_K) has a median norm of
+# The gradient that reaches the scores has a median norm of
 # **0.18**<!-- result: grad_std1 --> when the scores have unit spread, and
 # **8.4e-6**<!-- result: grad_std32 --> when they spread like unscaled dot products at d_k = 1024: four
-# orders of magnitude less, for the same loss and the same pattern of scores. The source article's example shows
+# orders of magnitude less, for the same loss and the same pattern of scores. (W_Q and W_K receive this
+# gradient multiplied by ∂z/∂q, which is k for unscaled scores but k/√d_k for scaled ones, so for them the
+# unscaled model wins back a factor √d_k: their gap is smaller, though still large.) The source article's example shows
 # the mechanism in miniature: softmax([8, −3]) puts **0.99998**<!-- result: p_8_minus3 --> on the first
 # score, and the derivative p₁(1 − p₁) is **1.7e-5**<!-- result: dp_8_minus3 -->. Averaged over the random
 # keys of the previous section the Jacobian norm tells the same story: **0.07**<!-- result: jac_raw_512 -->
 # unscaled versus **0.31**<!-- result: jac_scaled_512 --> scaled at d_k = 512. So √d_k is not decoration:
-# it is the one constant that keeps the softmax in the range where it both spreads its weight and passes
-# gradient back — for every head width.
+# given unit-variance components, it makes the score variance 1 at every width, which keeps the softmax in
+# the range where it both spreads its weight and passes gradient back. Any fixed multiple of √d_k would
+# also remove the dependence on the width; √d_k is the one that makes the variance exactly 1.
 
 # %% [markdown]
 # ## Recap
 #
 # - Attention for one query is five steps: dot products with every key, ÷√d_k, exp, normalise, weighted
-#   sum of the values. For 它 in 猫 / 追 / 老鼠 / 它 the weights are [0.3029, 0.1493, 0.2450, 0.3029] and
-#   the output [0.8507, 1.2408].
+#   sum of the values. For 它 in 猫 / 追 / 老鼠 / 它 the weights are [**0.3029**<!-- result: w_cat -->,
+#   **0.1493**<!-- result: w_chase -->, **0.2450**<!-- result: w_mouse -->, **0.3029**<!-- result: w_it -->]
+#   and the output **[0.8507**<!-- result: out_0 -->, **1.2408]**<!-- result: out_1 -->.
 # - The matrix form softmax(QKᵀ/√d_k)V does the same for all queries at once; `tformer`'s
 #   `scaled_dot_product_attention` and PyTorch's agree with the hand calculation to 1e-12.
 # - Round once, at the end: rounding every step turns 1.24 into 1.25. Divide by √d_k of one head; √8 or
 #   √d_model give different (wrong) weights.
 # - Var(q·k) = d_k for unit-variance components; unscaled, the softmax becomes an argmax and its gradient
-#   vanishes; scaled, entropy, largest weight and gradient are the same at every width.
+#   vanishes; scaled, entropy, largest weight and gradient are nearly the same at every width (largest
+#   weight **0.23**<!-- result: maxw_scaled_min -->–**0.25**<!-- result: maxw_scaled_max --> from d_k = 2
+#   to 1024).
 
 # %% [markdown]
 # ## Exercises
@@ -593,7 +607,7 @@ if your_answer is not None:
     check("05.2", your_answer)
 
 # %% [markdown]
-# **05.3** Raw scores [4, 0] come from a head with d_k = 16. What weight does the first key get after
+# **05.3** Raw scores [3, 1] come from a head with d_k = 16. What weight does the first key get after
 # correct scaling? (four decimals)
 
 # %%
@@ -606,7 +620,7 @@ if your_answer is not None:
 # from the values the book measured with three seeds (stored with the answers, with the rule that widened
 # them), so your seed and your machine are fine. Each run takes about a second.
 #
-# **05.4** The scale slip of exercise 05.3, at full size: in the function below, divide the scores by d_k
+# **05.4** Another scale slip, at full size: in the function below, divide the scores by d_k
 # instead of √d_k (pass `divide_by=256` for d_k = 256) and measure the mean largest weight. Compare it with
 # the lab's values for the right scale and for no scale at all: what has the softmax turned into this time?
 
@@ -655,13 +669,11 @@ if measured is not None:
 # <details><summary>Worked answer (click to open)</summary>
 #
 # Dividing by d_k gives Var(q·k/d_k) = d_k/d_k² = 1/d_k: the scores no longer blow up as d_k grows, they
-# shrink towards zero. A softmax of scores that are all nearly zero is nearly uniform, so every key gets
-# about 1/S of the weight whatever the query asks for: attention stops selecting anything, and a wider head
-# makes it worse. Scaling is not about making scores small but about making their spread independent of
-# d_k, and √d_k is the one divisor that does that, since the standard deviation of q·k is √d_k. Exercise
-# 05.5 shows the other half of the story: √d_k fixes the dependence on the width only; if the components
-# themselves are too large, the scores are too spread at every width, which is why initialisation and the
-# normalisation layers of chapter 09 still matter.
+# shrink towards zero instead, and the wider the head the smaller they get. The dependence on the width is
+# still there, only reversed; what the softmax does with such scores is what exercise 05.4 measures.
+# Scaling is not about making scores small but about making their spread independent of d_k: the
+# standard deviation of q·k is √d_k (for unit-variance components), so dividing by √d_k, or by any fixed
+# multiple of it, removes the width from the spread, and √d_k itself sets the variance to exactly 1.
 #
 # </details>
 

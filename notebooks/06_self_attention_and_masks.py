@@ -43,7 +43,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 # - the causal mask (the lower-triangular table for 猫 坐 在 垫子) and the padding mask, as boolean tensors
 #   with True = may attend;
 # - what happens to a query that may attend to nothing, why the textbook `-inf` recipe produces NaN there,
-#   and how `tformer` returns zeros instead;
+#   and how `tformer` (like PyTorch's own function) returns zeros instead;
 # - the three kinds of attention in the Transformer (encoder self, masked decoder self, cross) and where
 #   their queries, keys and values come from.
 #
@@ -56,7 +56,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from tformer.book import diagrams
-from tformer.book.environment import get_device, seed_everything
+from tformer.book.environment import seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results, below
 from tformer.functional import scaled_dot_product_attention
@@ -64,10 +64,7 @@ from tformer.masks import as_key_padding, causal_mask, padding_mask, padding_mas
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
-device = get_device()  # CUDA when present (Colab), else CPU
-BIG = device.type == "cuda"  # the one switch: larger settings on a GPU; stored outputs come from the CPU run
 results = Results("06_self_attention_and_masks")
-print(f"device: {device.type}")
 
 # %% [markdown]
 # ## 1. Every word asks its own question
@@ -146,9 +143,12 @@ attention_heatmap(weights, tokens, tokens, title="Self-attention weights (random
 plt.show()
 
 # %% [markdown]
-# How much faster is the matrix version? The cell below times both on a longer sequence, on one CPU thread
-# so that the comparison is about the algorithm rather than the number of cores. Timings depend on the
-# machine, so the cell's output is not compared by the tests; it only asserts that the matrix product wins.
+# How much faster is the matrix version? The cell below times both on a longer sequence, on one CPU thread.
+# Both versions do the same arithmetic; what differs is **768**<!-- result: loop_calls --> small operations
+# issued one by one from Python (three per query) against three large matrix products, which the library
+# runs with far less overhead and better use of the cache. One thread cannot show the parallel speed-up argued above; that one needs many
+# cores or a GPU and is not measured here. Timings depend on the machine, so the cell's output is not
+# compared by the tests; it only asserts that the matrix product wins.
 
 # %% tags=["nbval-ignore-output"]
 import time
@@ -170,8 +170,9 @@ torch.set_num_threads(1)
 loop_s = best_time(lambda: attention_one_query_at_a_time(long_q, long_k, long_v))
 matrix_s = best_time(lambda: scaled_dot_product_attention(long_q, long_k, long_v))
 torch.set_num_threads(threads)
-print(f"L = 256: loop {loop_s * 1e3:.2f} ms, one matrix product {matrix_s * 1e3:.2f} ms, "
-      f"{loop_s / matrix_s:.0f}x faster")
+loop_calls = results.record("loop_calls", 3 * long_q.shape[0])  # dot products, softmax, mix: per query
+print(f"L = 256: loop ({loop_calls} small operations) {loop_s * 1e3:.2f} ms, "
+      f"one matrix product {matrix_s * 1e3:.2f} ms, {loop_s / matrix_s:.0f}x faster")
 assert matrix_s < loop_s
 
 # %% [markdown]
@@ -184,8 +185,12 @@ assert matrix_s < loop_s
 #
 # $$\text{Attention}(PX) = P\,\text{Attention}(X),$$
 #
-# a property called **permutation equivariance**. (The source article calls it "permutation
-# invariance"; strictly, the *set* of outputs is invariant and the *sequence* of outputs is equivariant.)
+# a property called **permutation equivariance**. The two Chinese sources name it differently. One writes
+# "输出集合不变（置换不变性）" (the *set* of outputs is unchanged: permutation invariance), which is right
+# for the set; the other writes "自注意力天然具备置换不变性（permutation-equivariance）", using the word for
+# invariance but glossing it with the precise term, equivariance, which is about the *sequence* of outputs.
+# (The same source adds that attention "只关心相对关系", cares only about relative relations; without
+# positions it knows no relative order either, as the check below shows.)
 # Let us check it with the sentence 猫 追 老鼠 它 reordered as 老鼠 追 猫 它: the cat now seems to be the one
 # being chased.
 
@@ -225,8 +230,9 @@ assert cat_gap_with_positions > 1e-3
 
 # %% [markdown]
 # With a position vector added to each word, 猫's output now changes when it moves (by up to
-# **0.4347**<!-- result: cat_gap_with_positions --> per coordinate here): the model can finally tell who
-# chases whom.
+# **0.4347**<!-- result: cat_gap_with_positions --> per coordinate here): word order now reaches the output,
+# so a trained model *can* learn who chases whom. (The projections and position vectors here are random:
+# this shows only that the information is there, not that anything uses it yet.)
 
 # %% [markdown]
 # ## 3. The causal mask: writing with a blindfold
@@ -235,7 +241,11 @@ assert cat_gap_with_positions > 1e-3
 # once (teacher forcing, chapter 02), so without a rule the word at position 2 could simply read the word at
 # position 3, the one it is supposed to predict. The rule is the **causal mask**: position i may look at
 # positions 0 … i and nothing later. For the target 猫 坐 在 垫子 it is the lower-triangular table below
-# (rows: the word being written; columns: the word it would like to look at).
+# (rows: the query at position i, which holds word i and predicts word i + 1; columns: the key it would
+# like to look at). Here the book departs from its source, whose table labels each row "正在生成的位置", the
+# position being generated: if the row of 猫 were the step that writes 猫, letting it see 猫 would be copying
+# the answer. With teacher forcing the input is shifted by one, so the query at 猫 already holds 猫 and
+# predicts the next word, 坐, which the mask hides.
 
 # %%
 target = ["猫", "坐", "在", "垫子"]
@@ -249,9 +259,10 @@ def pad(text, width):
     return text + " " * (width - sum(2 if ord(c) >= 0x2E80 else 1 for c in text))
 
 
-print(pad("writing ↓ / sees →", 22) + "".join(pad(t, 6) for t in target))
+print(pad("query ↓ / key →", 26) + "".join(pad(t, 6) for t in target))
 for i, row in enumerate(mask):
-    print(pad(f"{target[i]} (word {i + 1})", 22) + "".join(pad("✓" if allowed else "✗", 6) for allowed in row))
+    predicts = target[i + 1] if i + 1 < len(target) else "…"
+    print(pad(f"{target[i]} (predicts {predicts})", 26) + "".join(pad("✓" if allowed else "✗", 6) for allowed in row))
 allowed_pairs = results.record("causal_allowed_4", int(mask.sum()))
 print(f"{allowed_pairs} of {mask.numel()} query-key pairs allowed")
 assert torch.equal(mask, torch.ones(4, 4, dtype=torch.bool).tril())
@@ -268,7 +279,7 @@ colour_bar.ax.set_yticklabels(["blocked", "may attend"])
 ax.set_xticks(range(len(target)), labels=target)
 ax.set_yticks(range(len(target)), labels=target)
 ax.set_xlabel("key (the word looked at)")
-ax.set_ylabel("query (the word being written)")
+ax.set_ylabel("query (holds word i, predicts word i + 1)")
 ax.set_title("Causal mask for 猫 坐 在 垫子")
 plt.show()
 
@@ -295,6 +306,16 @@ for dtype in (torch.float32, torch.float16):
     print(f"{dtype}, fill -1e9: {big_fill}")
     print(f"{dtype}, fill -1e4: blocked keys get weights {blocked.tolist()}")
 
+# The second failure of -1e4: allowed scores that are themselves far below -1e4 (unscaled dot products, or
+# float16 scores up to ±65504). The blocked keys then have the *largest* scores and take all the weight.
+large_row = torch.tensor([-2e4, -2e4, 3.0, 4.0])  # keys 0 and 1 allowed, with very negative scores
+for dtype in (torch.float32, torch.float16):
+    leaked = torch.softmax(large_row.to(dtype).masked_fill(~row_mask, -1e4), dim=-1)
+    assert torch.all(leaked[~row_mask] > 0.49)  # the blocked keys 2 and 3 take (almost) everything
+    print(f"{dtype}, allowed scores -2e4, fill -1e4: weights {leaked.tolist()}")
+leaked_blocked = results.record("leaked_blocked_weight", leaked[~row_mask].sum().item())
+print(f"weight taken by the two blocked keys: {leaked_blocked:.1f}")
+
 no_key = torch.zeros(4, dtype=torch.bool)  # a row in which every key is blocked
 finite_row = torch.softmax(row.masked_fill(~no_key, -1e4), dim=-1)
 infinite_row = torch.softmax(row.masked_fill(~no_key, float("-inf")), dim=-1)
@@ -304,10 +325,13 @@ print("every key blocked, fill -1e4:", finite_row.tolist())
 print("every key blocked, fill -inf:", infinite_row.tolist())
 
 # %% [markdown]
-# −1e9 is not an option in float16: it is larger than the biggest float16 number (**65504**<!-- result: float16_max -->), and `masked_fill`
-# refuses with a RuntimeError. −1e4 fits, and on this row it blocks just as well as −∞: e^(−1e4) rounds to
-# exactly 0 in both dtypes. The two fills differ on a row in which *every* key is blocked. With −1e4 all
-# scores are equal, the softmax returns a uniform **0.25**<!-- result: fully_masked_uniform --> per key, and
+# −1e9 is not an option in float16: its magnitude exceeds the largest float16 number
+# (**65504**<!-- result: float16_max -->), and `masked_fill` refuses with a RuntimeError. −1e4 fits, and on
+# the first row it blocks just as well as −∞: e^(−1e4) rounds to exactly 0 in both dtypes. It fails in two
+# cases. The first: the allowed scores are themselves far below −1e4 (large unscaled dot products can get
+# there). In the row [−2e4, −2e4, 3, 4], with the first two keys allowed as before, the blocked keys, filled with −1e4, now hold the largest scores and
+# take **1.0**<!-- result: leaked_blocked_weight --> of the weight between them. The second: a row in which
+# *every* key is blocked. With −1e4 all scores are equal, the softmax returns a uniform **0.25**<!-- result: fully_masked_uniform --> per key, and
 # the query quietly averages the very words it was forbidden to see. With −∞ the same row gives NaN (0/0),
 # which is loud. The book uses −∞ and handles such rows explicitly (section 5).
 
@@ -414,7 +438,8 @@ print("rows with no allowed key:", empty_rows)
 # **2**<!-- result: empty_rows --> rows may attend to nothing. The textbook recipe fills their scores with
 # −∞ and takes the softmax of a row of −∞ values: e^(−∞) / Σ e^(−∞) = 0 / 0, which is NaN.
 # `tformer`'s function instead defines the answer for such a row: all-zero weights and an all-zero output
-# (and zero gradients).
+# (and zero gradients). PyTorch's own `torch.nn.functional.scaled_dot_product_attention` (the installed
+# version) also returns zeros there, as the cell below checks; the NaN comes from the hand-written recipe.
 
 # %%
 def naive_masked_attention(q, k, v, mask):
@@ -424,7 +449,7 @@ def naive_masked_attention(q, k, v, mask):
     return weights @ v, weights
 
 
-left_x = torch.randn(1, 1, 4, D_small, generator=torch.Generator().manual_seed(6))  # (B, H, L, D)
+left_x = torch.randn(1, 1, 4, D_small, generator=torch.Generator().manual_seed(6))  # (B, H, L, Dh)
 print(f"{'dtype':<15}{'naive: NaN weights':>20}{'tformer: NaN weights':>22}{'tformer: empty rows sum to':>28}")
 for dtype in (torch.float32, torch.float16):
     xd = left_x.to(dtype)
@@ -435,6 +460,9 @@ for dtype in (torch.float32, torch.float16):
     assert torch.all(ours_w[0, 0, :2] == 0) and torch.all(ours_out[0, 0, :2] == 0)
     print(f"{dtype!s:<15}{naive_nans:>20}{int(ours_w.isnan().sum()):>22}"
           f"{ours_w[0, 0, :2].sum(-1).tolist()!s:>28}")
+torch_out = torch.nn.functional.scaled_dot_product_attention(left_x, left_x, left_x, attn_mask=both)
+assert not torch_out.isnan().any() and torch.all(torch_out[0, 0, :2] == 0)
+print("torch.nn.functional.scaled_dot_product_attention, empty rows:", torch_out[0, 0, :2].abs().max().item())
 
 # %% [markdown]
 # Why care about two rows that belong to padding anyway? Because NaN spreads. In the next layer those NaN
@@ -455,7 +483,9 @@ assert naive_layer2[0, 0, real].isnan().all() and not ours_layer2.isnan().any()
 grad_x = left_x.clone().requires_grad_(True)
 scaled_dot_product_attention(grad_x, grad_x, grad_x, mask=both)[0].sum().backward()
 assert torch.isfinite(grad_x.grad).all()
+assert torch.all(grad_x.grad[0, 0, :2] == 0) and torch.all(grad_x.grad[0, 0, 2:].abs().sum(-1) > 0)
 print("tformer's gradients are finite:", bool(torch.isfinite(grad_x.grad).all()))
+print("gradient at the two empty rows is exactly zero:", bool(torch.all(grad_x.grad[0, 0, :2] == 0)))
 
 # %% [markdown]
 # ## 6. Three kinds of attention in one Transformer
@@ -473,7 +503,7 @@ print("tformer's gradients are finite:", bool(torch.isfinite(grad_x.grad).all())
 #
 # Cross-attention is how the source gets into the translation: the decoder asks "I am about to write the
 # word after 在, what do I need?", and the keys/values are the encoder's notes on every source word. The same
-# pattern, "generate B conditioned on A", is how image generators read a text prompt.
+# pattern, "generate B conditioned on A", is how Stable Diffusion reads its text prompt.
 #
 # The cell below computes all three with `tformer`'s function on small random tensors (one sentence, D = 8,
 # single-head projections) and prints each weight shape.
@@ -582,10 +612,9 @@ if your_answer is not None:
 # **06.4** Remove the causal mask. The function below trains a one-layer, one-head decoder (built from
 # `scaled_dot_product_attention`) on sequences of random digits whose second half repeats the first, with
 # teacher forcing: the input is the sequence without its last token, the target the sequence shifted by
-# one. With the mask the first-half targets are pure chance, so the training loss cannot drop below
-# (targets in the first half / all targets) × ln V. Run it once as it is, then with `use_mask=False`, and
-# check the final training loss of the unmasked run. Why is it so low, and what would the model do at
-# generation time, when the next token does not exist yet?
+# one. With the mask, the 5 targets at positions 1–5 (of the 11) are random digits that no earlier token
+# predicts, so the expected training loss cannot drop below (5/11) · ln 10, ten being the number of digits.
+# Run it once as it is, then with `use_mask=False`, and measure the final training loss of the unmasked run.
 
 # %%
 from tformer.book.exercises import check_measured
@@ -635,8 +664,8 @@ if measured is not None:
 
 # %% [markdown]
 # **06.5** Drop the √d_k. The function below computes causal self-attention weights for 64 random sentences
-# of 16 tokens (width D = 64, random projections for the queries and keys) and returns the mean largest
-# weight of the last query, which may look at all 16 keys. Pass `divide_by_sqrt_d=False` and measure it.
+# of 16 tokens (width D = 64 and a single head, so d_k = D here; random projections for the queries and
+# keys) and returns the mean largest weight of the last query, which may look at all 16 keys. Pass `divide_by_sqrt_d=False` and measure it.
 # How does that compare with the same function left as it is?
 
 # %%

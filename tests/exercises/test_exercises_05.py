@@ -32,8 +32,8 @@ def solution_2() -> list[float]:
 
 
 def solution_3() -> float:
-    """Raw scores [4, 0], d_k = 16: softmax([4/4, 0])[0] = e / (e + 1)."""
-    return math.e / (math.e + 1)
+    """Raw scores [3, 1], d_k = 16: softmax([3/4, 1/4])[0] = 1 / (1 + e^(-1/2))."""
+    return 1 / (1 + math.exp(-(3 - 1) / 4))
 
 
 SOLUTIONS = {"05.1": solution_1, "05.2": solution_2, "05.3": solution_3}
@@ -54,7 +54,7 @@ def test_right_answer_is_accepted(exercise_id: str) -> None:
 MISTAKES = {
     "05.1": math.exp(1) / (2 + math.exp(1) + math.exp(0.7)),  # no scaling
     "05.2": [0.64, 1.83],  # rounded to two decimals
-    "05.3": 1 / (1 + math.exp(-4 / 16)),  # divided by d_k instead of √d_k
+    "05.3": 1 / (1 + math.exp(-(3 - 1) / 16)),  # divided by d_k instead of √d_k
 }
 
 
