@@ -73,7 +73,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 #
 # Every chapter starts the same way: the book's plotting style (which adds a font for Chinese tokens), a
 # fixed seed, and the device. On a machine with CUDA the device is the GPU; otherwise the CPU. The numbers
-# stored in the notebooks come from a 2-core CPU run.
+# stored in the notebooks come from a CPU run with one torch thread (`make sync` sets `OMP_NUM_THREADS=1`).
 
 # %%
 import torch
@@ -87,8 +87,11 @@ device = get_device()
 print(f"device: {device.type}")
 
 # %% [markdown]
-# A fixed seed makes random numbers repeat. Two draws after the same seed are identical, which is what lets
-# the stored outputs of this book be compared with a fresh run:
+# A fixed seed makes random numbers repeat. Two draws after the same seed are identical on the same kind of
+# device with the same torch version, which is what lets the stored outputs of this book be compared with a
+# fresh CPU run. A GPU draws different numbers from the same seed (PyTorch's reproducibility notes warn that
+# results may differ between CPU and GPU runs even with identical seeds), which is why the stored outputs come
+# from a CPU run:
 
 # %%
 seed_everything(0)
@@ -124,8 +127,9 @@ assert torch.equal(first, second)
 # the key positions.
 #
 # **Rows or columns.** The recurrent chapters write vectors as columns, multiplied on the left, as the RNN
-# papers and PyTorch's `nn.RNN` documentation do: h_t = tanh(W_xh x_t + W_hh h_{t−1} + b) in chapter 01
-# (W_xh has shape (H_hid, D_in), exactly the shape of `weight_ih_l0`) and Bahdanau's score
+# papers do: h_t = tanh(W_xh x_t + W_hh h_{t−1} + b) in chapter 01 (PyTorch's `nn.RNN` documentation writes
+# the same step for row vectors, h_t = tanh(x_t W_ihᵀ + b_ih + h_{t−1} W_hhᵀ + b_hh), with two biases;
+# `weight_ih_l0` has shape (H_hid, D_in) either way, the shape of our W_xh) and Bahdanau's score
 # vᵀ tanh(W_s s_{i−1} + W_h h_j) in chapters 02 and 03. From chapter 04 on, as in the Transformer paper, a
 # token's vector x is a **row**, multiplied on the right: q = x W_Q, and for a whole sentence Q = X W_Q with
 # one row per token, so W_Q has shape (D, d_k). In code the two meet in `nn.Linear`, which stores its weight
@@ -151,7 +155,7 @@ assert torch.equal(first, second)
 # | context vector (bottleneck) | 上下文向量（信息瓶颈） | 02 | 02 |
 # | teacher forcing | 教师强制 | 02 | 02 |
 # | attention | 注意力 | 01 | 02 (Bahdanau), 03 |
-# | query / key / value | 查询 / 键 / 值 | 03 | 04 |
+# | query / key / value | 查询 / 键 / 值 | 02 | 04 |
 # | scaled dot-product attention | 缩放点积注意力 | 03 | 05 |
 # | softmax | 归一化指数函数 (softmax) | 02 | 03 |
 # | self-attention | 自注意力 | 01 | 06 |
@@ -159,9 +163,9 @@ assert torch.equal(first, second)
 # | padding mask | 填充掩码 | 06 | 06 |
 # | cross-attention | 交叉注意力 | 03 | 06 |
 # | multi-head attention | 多头注意力 | 01 | 07 |
-# | positional encoding | 位置编码 | 08 | 08 |
+# | positional encoding | 位置编码 | 06 | 08 |
 # | rotary position embedding (RoPE) | 旋转位置编码 | 08 | 08 |
-# | residual connection | 残差连接 | 07 | 09 |
+# | residual connection | 残差连接 | 06 | 09 |
 # | layer normalisation | 层归一化 | 09 | 09 |
 # | feed-forward network (FFN) | 前馈网络 | 07 | 09 |
 # | autoregressive decoding | 自回归解码 | 10 | 10 |
@@ -175,10 +179,11 @@ assert torch.equal(first, second)
 # %% [markdown]
 # ## Chapter map
 #
-# The book follows the history of the idea. Part I measures why recurrence hit a wall; Part II builds
-# attention from a weighted average up to rotary positions; Part III assembles and trains the full
-# Transformer; Part IV measures its costs and the fixes that followed. The cell below lists the chapters
-# present in this copy of the book, in order, with their titles.
+# The book follows the history of the idea. Part I (chapters 01–02) measures why recurrence hit a wall;
+# Part II (03–08) builds attention from a weighted average up to rotary positions; Part III (09–11) assembles
+# and trains the full Transformer and its three families; Part IV (12–15) measures its costs and the fixes
+# that followed. The cell below lists the chapters present in this copy of the book, in order, with their
+# titles.
 
 # %%
 import json
@@ -214,6 +219,7 @@ assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
 #
 # - Run the book with `make lab`, in Colab, or as HTML with `make html`; test it with `make test`.
 # - The letters B, L, S, D, H, Dh, F, V mean the same thing everywhere; masks are boolean with True = may attend.
-# - A seeded run repeats exactly; cells that cannot (timings, training) are asserted rather than compared.
+# - A seeded run repeats exactly on a CPU with the same torch version (a GPU draws other numbers); cells that
+#   cannot repeat (timings, training) are asserted rather than compared.
 #
 # Next: chapter 01 starts with a translator who reads one word at a time.

@@ -39,9 +39,9 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 # **What you will learn**
 #
 # - attention as three steps, **scan → score → mix**, on the sentence 猫 追 老鼠 ， 因为 它 饿 了, where the
-#   model must work out that 它 ("it") is the cat;
-# - why a *soft* dictionary lookup (a softmax-weighted mix of every entry) can be trained by gradient
-#   descent while a *hard* lookup (take the best match) cannot, measured with autograd;
+#   hand-made vectors let us follow every number of resolving 它 ("it") to the cat;
+# - why a *soft* dictionary lookup (a softmax-weighted mix of every entry) can be trained by plain
+#   backpropagation while a *hard* lookup (take the best match) cannot, measured with autograd;
 # - the translation-company picture of the Transformer: a reader team downstairs, a writer team upstairs;
 # - where attention came from: the 2014 bottleneck, Bahdanau's 2015 fix, and the 2017 paper that kept only
 #   the attention.
@@ -58,18 +58,15 @@ import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from tformer.book import diagrams
-from tformer.book.environment import get_device, seed_everything
+from tformer.book.environment import seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results
 from tformer.functional import scaled_dot_product_attention
 
 use_book_style()  # Chinese-capable font for 猫 追 老鼠 它 in figures
 seed_everything(0)
-device = get_device()  # CUDA when present (Colab), else CPU
-BIG = device.type == "cuda"  # the one switch: larger settings on a GPU; stored outputs come from the CPU run
-results = Results("03_attention_weighted_average")
+results = Results("03_attention_weighted_average")  # everything here is tiny and runs on the CPU
 pd.set_option("display.unicode.east_asian_width", True)  # align columns that hold Chinese tokens
-print(f"device: {device.type}")
 
 # %% [markdown]
 # ## The weighted average you already know
@@ -109,8 +106,9 @@ assert marks.min() <= grade <= marks.max()
 #    the verb 追 and the punctuation hardly at all;
 # 3. **mix**: build the meaning of 它 mostly from the high scorers.
 #
-# The figure runs the three steps on this sentence with the vectors written down below: orange bars are the
-# scores, blue bars the softmax weights, and each value's line into the result is as thick as its weight.
+# The figure runs the three steps on this sentence with the vectors written down below (the softmax that
+# turns scores into weights counts as part of scoring): orange bars are the scores, blue bars the softmax
+# weights, and each value's line into the result is as thick as its weight.
 
 # %%
 diagrams.show("scan_score_mix")
@@ -153,6 +151,7 @@ results.record("w_cat", weights[0].item())
 results.record("w_mouse", weights[2].item())
 print(f"weight ratio 猫 / 老鼠 = {results.record('cat_over_mouse', (weights[0] / weights[2]).item()):.3f}")
 assert weights.argmax().item() == sentence.index("猫")
+assert scores.tolist() == list(diagrams.SCAN_SCORE_MIX_SCORES)  # the figure above draws these very scores
 
 # %% [markdown]
 # 猫 gets a weight of **0.753**<!-- result: w_cat -->, 老鼠 only **0.102**<!-- result: w_mouse -->: the score gap
@@ -187,8 +186,9 @@ assert it_after.argmax().item() == meanings.index("cat")
 # relevance-weighted average of the whole sentence.
 #
 # The function `tformer.functional.scaled_dot_product_attention`, which the rest of the book uses, does
-# the same three steps, with one refinement we meet in chapter 05: it divides the scores by √d, the square
-# root of the vector length (here d = 3). Multiplying our scores by √3 before the call cancels that, and
+# the same three steps, with one refinement we meet in chapter 05: it divides the scores by √d_k, the square
+# root of the width of the vectors compared (chapter 04 names it; here d_k = 3). Multiplying our scores by
+# √3 before the call cancels that, and
 # the two computations agree.
 
 # %%
@@ -202,6 +202,8 @@ print("tformer's scaled_dot_product_attention gives the same weights and output 
 # %%
 fig, ax = plt.subplots(figsize=(8.0, 2.4))
 attention_heatmap(weights[None, :], ["它"], sentence, title="Scan → score → mix: where 它 looks", ax=ax)
+ax.set_ylabel("the token asking")
+ax.set_xlabel("the tokens scored")
 plt.show()
 
 # %% [markdown]
@@ -251,23 +253,27 @@ hard = gradients(hard_lookup)
 soft = gradients(soft_lookup)
 print(f"hard lookup answer: {hard['answer'].item():.3f} legs   soft lookup answer: {soft['answer'].item():.3f} legs")
 print(f"gradient reaching the query: hard {hard['query']}, soft [{soft['query'][0]:.3f}, {soft['query'][1]:.3f}]")
-hard_key_grads = torch.zeros(len(animals)) if hard["keys"] is None else hard["keys"].norm(dim=-1)  # None: no path
+# None means autograd found no path at all (not a zero gradient); the table prints it as "none".
+hard_key_grads = ["none"] * len(animals) if hard["keys"] is None else hard["keys"].norm(dim=-1).round(decimals=3)
 grad_table = pd.DataFrame(
-    {"|∂answer/∂key|, hard": hard_key_grads, "|∂answer/∂key|, soft": soft["keys"].norm(dim=-1),
-     "∂answer/∂value, hard": hard["values"], "∂answer/∂value, soft": soft["values"]},
+    {"|∂answer/∂key|, hard": hard_key_grads, "|∂answer/∂key|, soft": soft["keys"].norm(dim=-1).round(decimals=3),
+     "∂answer/∂value, hard": hard["values"], "∂answer/∂value, soft": soft["values"].round(decimals=3)},
     index=animals,
 )
-print(grad_table.round(3).to_string())
+print(grad_table.to_string())
 results.record("soft_answer", soft["answer"].item())
 assert hard["keys"] is None and hard["query"] is None  # argmax cuts the graph: no gradient at all
 assert int((hard["values"] != 0).sum()) == 1  # only the retrieved value learns
-assert bool((soft["keys"].norm(dim=-1) > 0).all()) and bool((soft["values"] > 0).all())
+assert bool((soft["keys"].norm(dim=-1) > 0).all()) and soft["query"].norm() > 0
 
 # %% [markdown]
 # The hard lookup answers 4 legs (猫 wins) but autograd finds **no path at all** from its answer back to the
 # query or the keys: `argmax` returns an integer, and the graph ends there. Only the one retrieved value
-# would get a gradient. So a model that retrieves hard could never learn *what to look for* or *how to
-# label its entries* — the two things that make retrieval useful. The soft lookup answers a blurred
+# would get a gradient. So plain backpropagation cannot teach a hard lookup *what to look for* or *how to
+# label its entries* — the two things that make retrieval useful. A hard choice can still be trained, but
+# only with other tools: a score-function (REINFORCE) estimator that samples choices, or a relaxed
+# (straight-through, Gumbel-softmax) estimator — noisier and slower, which is why soft attention won. The
+# soft lookup answers a blurred
 # **2.68**<!-- result: soft_answer --> legs, but every key, every value and the query receive a gradient:
 # the model can learn all of them.
 #
@@ -283,13 +289,18 @@ for temperature in [2.0, 1.0, 0.5, 0.2, 0.1, 0.05, 0.02]:
                  "|∂answer/∂keys|": g["keys"].norm().item()})
 sweep = pd.DataFrame(rows)
 print(sweep.round(4).to_string(index=False))
+_, w_sharpest = soft_lookup(query, dict_keys, legs, 0.02)
+# 猫 and 狗 both have 4 legs, so an answer of 4.00 alone could be any mix of them: check the weight itself.
+print(f"at τ = 0.02: 猫's weight {results.record('w_cat_t002', w_sharpest[0].item()):.3f}")
 results.record("answer_t002", sweep["answer (legs)"].iloc[-1])
 assert sweep["answer (legs)"].is_monotonic_increasing and sweep["answer (legs)"].iloc[-1] > 3.99
+assert w_sharpest.argmax().item() == 0 and w_sharpest.max().item() > 0.999
 assert sweep["|∂answer/∂keys|"].iloc[-1] < 1e-3 * sweep["|∂answer/∂keys|"].max()
 
 # %% [markdown]
-# At τ = 0.02 the soft lookup answers **4.00**<!-- result: answer_t002 --> legs, the hard answer, and its
-# gradient has all but vanished. (In between, the gradient first grows as the scores are stretched, then
+# At τ = 0.02 the soft lookup answers **4.00**<!-- result: answer_t002 --> legs, and it has become the hard
+# lookup: 猫's weight is **1.000**<!-- result: w_cat_t002 --> (猫 and 狗 both have four legs, so the answer
+# alone could not show this). Its gradient has all but vanished. (In between, the gradient first grows as the scores are stretched, then
 # collapses once one entry dominates.) A softmax that is too sharp behaves like argmax, and learns like it;
 # chapter 05 shows that unscaled dot products in wide vectors drift into exactly this regime, and that
 # dividing by √d_k pulls them back.
@@ -304,12 +315,17 @@ assert sweep["|∂answer/∂keys|"].iloc[-1] < 1e-3 * sweep["|∂answer/∂keys|
 # - **downstairs, the reader team (the encoder)**: one reader per source word, all reading at once and
 #   talking to each other (self-attention), so each reader's note describes their word *in context*;
 #   every note is kept;
-# - **upstairs, the writer team (the decoder)**: it writes one Chinese word at a time, and for each word it
-#   goes downstairs and consults the notes it needs most (cross-attention) — a weighted average of all of
-#   them.
+# - **upstairs, the writer team (the decoder)**: it writes one Chinese word at a time. For each word the
+#   writers first meet among themselves about what is already written, without peeking at words not yet
+#   written (masked self-attention, chapter 06); then they go downstairs and consult the notes they need
+#   most (cross-attention) — a weighted average of all of them. (The source's picture: 写作间 "每层内部开会
+#   再查阅一楼笔记柜", each floor of the writing room first holds its own meeting, then consults the notes
+#   cabinet downstairs.)
 #
-# The figure draws both. The arrow widths upstairs are real softmax weights, from hand-made relevance
-# scores of the notes for the word being written, 垫子 (mat).
+# The figure draws both. Downstairs every reader can talk to every other reader directly (the source:
+# "所有位置并行，彼此直接通信", all positions in parallel, communicating directly); the arcs join every pair.
+# The arrow widths of the cross-attention are softmax weights of hand-made relevance scores of the notes for
+# the word being written, 垫子 (mat).
 
 # %%
 source = ["The", "cat", "sat", "on", "the", "mat"]
@@ -334,7 +350,7 @@ def arrow(ax, start, end, width=1.0, color="0.3", style="-|>", rad=0.0, shrink=1
 fig, (ax_rnn, ax_tf) = plt.subplots(1, 2, figsize=(12, 4.8))
 for ax in (ax_rnn, ax_tf):
     ax.set_xlim(-0.7, 5.7)
-    ax.set_ylim(-0.8, 3.6)
+    ax.set_ylim(-1.5, 4.05)
     ax.set_axis_off()
 
 # Left: one translator, one page of notes.
@@ -353,11 +369,18 @@ ax_tf.text(5.6, 0.85, "downstairs:\nreader team\n(encoder)", ha="right", va="cen
 ax_tf.text(5.6, 2.35, "upstairs:\nwriter team\n(decoder)", ha="right", va="center", fontsize=9, color="0.35")
 for i, word in enumerate(source):
     box(ax_tf, i * 0.85, 0, f"note:\n{word}", "#cfe2f3", width=0.7, height=0.6)
-for i in range(len(source) - 1):  # readers talk to each other (self-attention)
-    arrow(ax_tf, (i * 0.85, -0.3), ((i + 1) * 0.85, -0.3), width=0.6, color="#6fa8dc", style="<|-|>", rad=0.6)
-ax_tf.text(2.1, -0.72, "readers discuss with each other (self-attention)", ha="center", fontsize=8, color="#3d85c6")
+for i in range(len(source)):  # every pair of readers talks directly (self-attention), not only neighbours
+    for j in range(i + 1, len(source)):
+        arrow(ax_tf, (i * 0.85, -0.3), (j * 0.85, -0.3), width=0.4, color="#6fa8dc", style="-", rad=0.35,
+              shrink=4)
+ax_tf.text(2.1, -1.35, "every reader talks with every other (self-attention)", ha="center", fontsize=8,
+           color="#3d85c6")
 for i, word in enumerate(written):
     box(ax_tf, 0.6 + i * 0.9, 3.0, word if i < 3 else f"{word} ?", "#d9ead3" if i < 3 else "#fff2cc", width=0.7)
+for i in range(3):  # writers meet first: 垫子 may consult the words already written, never later ones
+    arrow(ax_tf, (0.6 + i * 0.9, 3.25), (0.6 + 3 * 0.9, 3.25), width=0.6, color="#6aa84f", rad=-0.35, shrink=4)
+ax_tf.text(1.95, 3.9, "writers meet first: only words already written (masked self-attention)", ha="center",
+           fontsize=8, color="#38761d")
 writer = (0.6 + 3 * 0.9, 2.75)  # bottom edge of the box being written
 for i, w in enumerate(note_weights.tolist()):
     arrow(ax_tf, (i * 0.85, 0.3), writer, width=0.5 + 8 * w, color="#e69138", shrink=2)  # information flows up
@@ -369,8 +392,8 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Writing 垫子, the writer team takes **0.77**<!-- result: w_mat --> of its information from the note on
-# "mat" and smaller shares from the rest. Nothing had to fit through a single page: every note is still
+# Writing 垫子, the writer team gives the note on "mat" a weight of **0.77**<!-- result: w_mat --> and
+# smaller weights to the rest. Nothing had to fit through a single page: every note is still
 # there, and a different word upstairs would weigh the same notes differently. Both floors use the same
 # operation — the weighted average of this chapter.
 #
@@ -378,30 +401,37 @@ plt.show()
 #
 # **2014: the bottleneck.** Neural machine translation began with the encoder–decoder: an RNN reads the
 # source sentence into one fixed-size vector, a second RNN writes the translation from it (Sutskever,
-# Vinyals & Le; Cho et al., both 2014). It worked surprisingly well on short sentences, and Cho et al.
-# measured the catch the same year: quality fell steadily as sentences got longer. A vector of a few
-# hundred numbers cannot hold a forty-word sentence, however it is trained.
+# Vinyals & Le; Cho et al., both 2014). Cho et al. measured the catch the same year: with their models
+# (1,000 hidden units), quality fell steadily as sentences got longer. Sutskever et al. found that a deep
+# LSTM (four layers, 8,000 numbers of state) reading the source reversed held up much better on long
+# sentences. The fixed vector was a bottleneck for the models of the day, not a proven impossibility;
+# chapter 02 measures it for one 128-wide GRU at one budget.
 #
 # **2014–15: Bahdanau's soft alignment.** Bahdanau, Cho and Bengio ("Neural Machine Translation by Jointly
 # Learning to Align and Translate", arXiv 2014, ICLR 2015) stopped squeezing. The encoder, a bidirectional
 # RNN, keeps one vector per source word. At every output step the decoder scores each of them against its
-# own state with a small neural network — the *additive* score vᵀ tanh(W s + U h) — turns the scores into
-# weights with a softmax, and reads the weighted average: a fresh context vector per output word. The
-# weights turned out to be readable word alignments, learned with no alignment data at all, and the long-
-# sentence collapse disappeared. (Some accounts call this "global attention"; that name, and the cheaper
-# *multiplicative* score sᵀW h, come from Luong, Pham & Manning later in 2015.) The same year, Xu et al.'s
-# "Show, Attend and Tell" compared exactly the soft and hard attention of this chapter for image captions:
-# the soft kind trains with ordinary backpropagation; the hard kind needs sampling-based estimators.
+# own state with a small neural network — the *additive* score vᵀ tanh(W_s s_{i−1} + W_h h_j) — turns the
+# scores into weights with a softmax, and reads the weighted average: a fresh context vector per output
+# word. The weights turned out to be readable word alignments, learned with no alignment data at all, and
+# for the model trained on sentences of up to 50 words, BLEU no longer fell as sentences got longer. (One
+# of this book's source articles says Bahdanau's paper calls its mechanism "全局注意力" (global attention);
+# it does not: that name, and the cheaper *multiplicative* score s_iᵀ W h_j, come from Luong, Pham & Manning
+# later in 2015, §3.1.) The same year, Xu et al.'s "Show, Attend and Tell" compared soft attention with a
+# *stochastic* hard attention for image captions: its hard kind samples one location from the attention
+# weights (not the deterministic argmax of this chapter). The soft kind trains with ordinary
+# backpropagation; the sampled kind needs REINFORCE-style estimators.
 #
 # **2016: attention inside one sequence.** Attention was then pointed at a sentence's own words
 # (intra- or self-attention, e.g. Cheng, Dong & Lapata 2016), still mostly on top of an RNN, while memory
 # networks made the key/value vocabulary explicit.
 #
 # **2017: attention is all you need.** Vaswani et al. removed the recurrence altogether. If every word can
-# consult every other word directly, why read them one at a time? Their Transformer uses only attention
-# (plus small per-word networks), with the dot-product score — a matrix multiply, fast on GPUs — divided by
-# √d_k, and several heads side by side. Every word is processed in parallel, and any two words are one step
-# apart. The rest of this book builds that model.
+# consult every other word directly, why read them one at a time? Their Transformer mixes positions only
+# with attention (plus a position-wise feed-forward network in every layer, larger than one attention
+# block, not a small add-on), with the dot-product score — a matrix multiply, fast on GPUs — divided by √d_k, and several
+# heads side by side. Every source word is processed in parallel, and in training every target word too
+# (generation still writes one word per step); any two words are one step apart. The rest of this book
+# builds that model.
 
 # %% [markdown]
 # ## Recap
@@ -442,8 +472,9 @@ if your_answer is not None:
     check("03.2", your_answer)
 
 # %% [markdown]
-# **03.3** In the animal dictionary, what does the soft lookup answer (in legs) at temperature τ = 0.5?
-# (two decimals)
+# **03.3** In the animal dictionary, 蛇 (snake) is re-described as very small: its key becomes [0.0, 0.9],
+# the same as 鱼's. Everything else is unchanged (query [1, 1], τ = 1). What does the soft lookup answer
+# now, in legs? (two decimals)
 
 # %%
 your_answer = None  # replace with a number
@@ -451,8 +482,10 @@ if your_answer is not None:
     check("03.3", your_answer)
 
 # %% [markdown]
-# **03.4** In the hard lookup, how many of the five dictionary *values* receive a non-zero gradient, and how
-# many of the five *keys*? Answer as a list `[values, keys]`.
+# **03.4** A *top-2 hard lookup* takes the two best-matching keys (by the dot product with the query) and
+# returns the plain average of their two values. In the animal dictionary, how many of the five *values*
+# receive a non-zero gradient from its answer, and how many of the five *keys*? Answer as a list
+# `[values, keys]`. (Write `top2_lookup` with `torch.topk` and pass it to `gradients` if you want to check.)
 
 # %%
 your_answer = None  # replace with a list of two whole numbers

@@ -34,15 +34,27 @@ def solution_2() -> float:
 
 
 def solution_3() -> float:
-    """Soft lookup of legs in the animal dictionary at temperature 0.5, query [1, 1]."""
-    keys = [[0.9, 0.8], [0.9, 0.3], [0.2, 0.7], [0.0, 0.9], [0.0, 0.2]]
+    """Soft lookup of legs at temperature 1, query [1, 1], with 蛇's key changed to [0.0, 0.9]."""
+    keys = [[0.9, 0.8], [0.9, 0.3], [0.2, 0.7], [0.0, 0.9], [0.0, 0.9]]
     legs = [4.0, 4.0, 2.0, 0.0, 0.0]
-    return dot(softmax([dot(k, [1.0, 1.0]) / 0.5 for k in keys]), legs)
+    return dot(softmax([dot(k, [1.0, 1.0]) for k in keys]), legs)
 
 
 def solution_4() -> list[int]:
-    """Hard lookup: argmax cuts the graph, so only the retrieved value gets a gradient, and no key does."""
-    return [1, 0]
+    """Top-2 hard lookup: the two chosen values get a gradient (1/2 each); topk's indices cut every key's path."""
+    return [2, 0]
+
+
+def test_solution_4_with_autograd() -> None:
+    torch = pytest.importorskip("torch")
+    query = torch.tensor([1.0, 1.0], requires_grad=True)
+    keys = torch.tensor([[0.9, 0.8], [0.9, 0.3], [0.2, 0.7], [0.0, 0.9], [0.0, 0.2]], requires_grad=True)
+    legs = torch.tensor([4.0, 4.0, 2.0, 0.0, 0.0], requires_grad=True)
+    best_two = torch.topk(keys @ query, k=2).indices  # integer indices: the path from the scores ends here
+    legs[best_two].mean().backward()
+    values_with_gradient = int((legs.grad != 0).sum())
+    keys_with_gradient = 0 if keys.grad is None else int((keys.grad.norm(dim=-1) != 0).sum())
+    assert [values_with_gradient, keys_with_gradient] == solution_4()
 
 
 SOLUTIONS = {"03.1": solution_1, "03.2": solution_2, "03.3": solution_3, "03.4": solution_4}

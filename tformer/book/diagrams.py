@@ -359,13 +359,13 @@ def _qkv_dictionary() -> tuple[_Svg, str]:
     # the soft version
     s.text(20, 150, "Attention: the query scores every key; the softmax weights blend every value.", size=13,
            anchor="start", weight="bold")
-    weights = (0.05, 0.70, 0.15, 0.10)
-    s.box(20, 235, 80, 60, "query q", "(Dh)", role="query", size=12)
+    weights = (0.05, 0.70, 0.15, 0.10)  # illustrative, not computed
+    s.box(20, 235, 80, 60, "query q", "(d_k)", role="query", size=12)
     for i, (k, w) in enumerate(zip(keys, weights, strict=True)):
         y = 170 + i * 45
         s.path([(100, 265), (115, 265), (115, y + 16), (128, y + 16)], "query", width=1.2)
         s.box(130, y, 70, 32, f"k{i + 1} ({k})", role="key", size=11)
-        s.text(260, y + 21, "q·k / √Dh", size=11, role="shape", italic=True)
+        s.text(260, y + 21, "q·k / √d_k", size=11, role="shape", italic=True)
         s.arrow(200, y + 16, 320, y + 16, "key", width=1.2)
         # weight bar
         s.rect(325, y + 6, 120, 20, "layer", fill="#FFFFFF", rx=2)
@@ -376,12 +376,12 @@ def _qkv_dictionary() -> tuple[_Svg, str]:
         s.path([(600, y + 16), (640, y + 16), (640, 265), (665, 265)], "value", width=1.0 + 3 * w)
     s.text(385, 355, "softmax: weights ≥ 0, sum to 1", size=11, role="shape", italic=True)
     s.box(668, 235, 170, 60, "output = Σ wᵢ vᵢ", "mostly v2", role="value", size=12)
-    s.text(430, 395, "Queries and keys decide how much; values decide what. Shapes: q (L, Dh), k and v (S, Dh), "
-           "weights (L, S).", size=12, italic=True)
+    s.text(430, 395, "Keys decide how much, values what. q (L, d_k), k (S, d_k), v (S, d_v), weights (L, S); "
+           "illustrative weights.", size=12, italic=True)
     alt = (
         "Top: a Python dictionary with keys the, cat, sat, mat and values v1 to v4; the query cat matches one "
         "key and returns v2 only. Bottom: in attention the query q is compared with every key by a dot product "
-        "scaled by the square root of Dh; a softmax turns the scores into weights 0.05, 0.70, 0.15 and 0.10 "
+        "scaled by the square root of d_k; a softmax turns the scores into illustrative weights 0.05, 0.70, 0.15 and 0.10 "
         "that are non-negative and sum to one; the output is the weighted sum of all four values, mostly v2."
     )
     return s, alt
@@ -773,22 +773,28 @@ def _gru_cell() -> tuple[_Svg, str]:
     return s, alt
 
 
+# Chapter 03's scores, offers @ asks for 猫 追 老鼠 ， 因为 它 饿 了; the chapter asserts that its own vectors
+# give these, so the figure cannot silently disagree with the computation.
+SCAN_SCORE_MIX_SCORES = (4, 0, 2, -1, -1, 2, 0, -1)
+
+
 def _scan_score_mix() -> tuple[_Svg, str]:
     import math
 
     title = "Scan → score → mix: attention resolves a pronoun"
     s = _Svg(900, 470, title)
     tokens = ("猫", "追", "老鼠", "，", "因为", "它", "饿", "了")
-    scores = (4, 0, 2, -1, -1, 2, 0, -1)  # what each token offers · what 它 asks for (chapter 03's vectors)
+    scores = SCAN_SCORE_MIX_SCORES  # what each token offers · what 它 asks for (chapter 03's vectors)
     meaning = ("cat", "chasing", "mouse", "grammar", "grammar", "grammar", "–", "grammar")
     total = sum(math.exp(v) for v in scores)
     weights = [math.exp(v) / total for v in scores]
     x0, step, bw = 215, 84, 60
     s.text(450, 46, "Who is 它 in 猫追老鼠，因为它饿了?", size=13)
-    rows = (("1 · scan", "every token", 92), ("2 · score", "q · kⱼ", 165), ("3 · softmax", "wⱼ ≥ 0, Σ wⱼ = 1", 250),
-            ("4 · mix", "Σ wⱼ vⱼ", 340))
+    rows = (("1 · scan", "every token", 92), ("2 · score", "offer · ask", 165), ("", "then softmax: weights", 250),
+            ("3 · mix", "weighted sum", 340))
     for name, sub, y in rows:
-        s.text(20, y - 4, name, size=14, anchor="start", weight="bold")
+        if name:  # the softmax row belongs to step 2
+            s.text(20, y - 4, name, size=14, anchor="start", weight="bold")
         s.text(20, y + 14, sub, size=11, anchor="start", role="shape", italic=True)
     zero, unit = 185, 10  # score axis: y of 0, pixels per unit
     s.path([(x0 - 10, zero), (x0 + 7 * step + bw + 10, zero)], "shape", arrow=False, width=0.8)
