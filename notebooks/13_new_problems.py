@@ -871,8 +871,6 @@ plt.show()
 final_17, final_24 = summary["2017"]["final"], summary["2024"]["final"]
 assert max(final_24) < min(final_17), "the 2024 block no longer ends lower at every seed"
 assert np.mean(final_17) - np.mean(final_24) > 3 * max(np.ptp(final_17), np.ptp(final_24)), "gap not > 3 spreads"
-assert all(score_at_step(h17, EVAL_EVERY_R) < score_at_step(h24, EVAL_EVERY_R)
-           for h17, h24 in zip(race["2017"], race["2024"], strict=True)), "2017 block no longer ahead at first"
 assert np.mean(summary["2017"]["at_2024_steps"]) > max(final_24), "nor at equal steps"
 assert summary["2024"]["tokens_per_s"] < summary["2017"]["tokens_per_s"], "the 2024 block is no longer slower"
 assert all(a < b for a, b in zip(summary["2024"]["steps"], summary["2017"]["steps"], strict=True)), "nor fewer steps"
@@ -894,8 +892,8 @@ _ = results.record("race_speed_ratio", summary["2024"]["tokens_per_s"] / summary
 # After 7 seconds of training the 2024 block reaches **1.91**<!-- result: race_final_2024 --> nats per
 # character (mean of three seeds) against the 2017-style block's **2.32**<!-- result: race_final_2017 -->,
 # **0.41**<!-- result: race_gap --> lower; the seed ranges (printed above) do not overlap. The curves show
-# how: the 2017-style block is ahead at the first evaluation (20 steps) and then flattens near the bigram
-# level, while the 2024 block keeps falling. Where the curves cross depends on how many steps the machine fits
+# how: early on the two are close (which one is ahead at the first evaluations differs between runs), then
+# the 2017-style block flattens near the bigram level while the 2024 block keeps falling. Where the curves cross depends on how many steps the machine fits
 # into a second: at the last evaluation within half the budget the two stood at
 # **2.43**<!-- result: race_half_2024 --> (2024) and **2.45**<!-- result: race_half_2017 --> (2017-style) in
 # this run, close enough that a slower or busier machine can reverse a seed there, so the book asserts the
