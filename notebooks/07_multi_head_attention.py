@@ -79,12 +79,12 @@ print(f"device: {device.type}")
 #
 # In 猫 追 老鼠，它 跑了 several relations hold at the same time: 它 refers to 猫 (coreference) and 追 links
 # 猫 and 老鼠 (who does what to whom). The source article adds a third kind: 「的」要看前一个词——这是修饰关系
-# (的 looks at the word before it: a modifier relation), as in 黑色的猫. A single
+# (的 looks at the word before it: a modifier relation), as in our example 黑色的猫. A single
 # attention has one softmax per query, so all of these relations must share one set of weights. Several
 # heads give each relation the chance of weights of its own; section 6 trains one head beside two and
 # looks at what each one learns.
 #
-# The source article's image: 单头像一个人开会，多头像 8 个人同时开 8 个专题会 (one head is one person holding a
+# The source article's image: 单头 Attention 像一个人开会，多头像 8 个人同时开 8 个专题会 (single-head attention is one person holding a
 # meeting; multiple heads are 8 people holding 8 specialist meetings at the same time). Each head gets its own projections W_Q, W_K, W_V into a smaller space of Dh = D / H numbers, attends
 # there, and the eight sets of notes are concatenated and mixed by one output matrix W_O
 # (Vaswani et al. 2017, §3.2.2):
@@ -197,8 +197,9 @@ params_h8_no_bias = results.record("params_h8_no_bias", count_parameters(MultiHe
 # - the scores Q Kᵀ: H heads × (2 · L · L · Dh) = 2L²D, since H · Dh = D;
 # - mixing the values: again H × (2 · L · L · Dh) = 2L²D.
 #
-# So the matrix products cost 8LD² + 4L²D for every H. (The source article says the compute grows
-# linearly with the number of heads; for the matrix products, the counter below says otherwise.) What does
+# So the matrix products cost 8LD² + 4L²D for every H. (One source article says 参数量不变，计算量随头数线性增加:
+# the parameters stay the same and the compute grows linearly with the number of heads. For the matrix
+# products, the counter below says otherwise.) What does
 # grow with H is the softmax and the (B, H, L, L) score tensor: H · L² numbers to exponentiate, normalise,
 # store and move instead of L². PyTorch's `FlopCounterMode` counts the
 # matrix-multiply FLOPs of an actual forward pass; we compare it with the formula.
