@@ -13,7 +13,7 @@ from tformer.positional import RotaryEmbedding, sinusoidal_positional_encoding
 
 
 def solution_08_1() -> int:
-    d_model, i = 512, 255
+    d_model, i = 768, 383
     omega = 10000.0 ** (-2 * i / d_model)
     return round(2 * math.pi / omega)
 
@@ -24,7 +24,7 @@ def solution_08_2() -> float:
 
 
 def solution_08_3() -> float:
-    H, h = 8, 3
+    H, h = 16, 5
     return 2.0 ** (-8 * h / H)
 
 
@@ -33,7 +33,7 @@ def solution_08_4() -> int:
 
 
 SOLUTIONS = {"08.1": solution_08_1, "08.2": solution_08_2, "08.3": solution_08_3, "08.4": solution_08_4}
-WRONG = {"08.1": 10000, "08.2": 5.0, "08.3": 0.375, "08.4": 1024 + 768}
+WRONG = {"08.1": 60611, "08.2": 5.0, "08.3": 0.125, "08.4": 1024 + 768}
 
 
 @pytest.mark.parametrize("exercise_id", sorted(SOLUTIONS))
@@ -54,7 +54,7 @@ def test_rope_angle_matches_the_module() -> None:
 
 def test_slowest_hand_period_matches_the_table() -> None:
     # Column 2i of the table is sin(pos · ω); one period later it repeats.
-    period = 2 * math.pi / 10000.0 ** (-510 / 512)
-    pe = sinusoidal_positional_encoding(3, 512, dtype=torch.float64)
-    assert pe[1, 510].item() == pytest.approx(math.sin(2 * math.pi / period), abs=1e-12)
+    period = 2 * math.pi / 10000.0 ** (-766 / 768)
+    pe = sinusoidal_positional_encoding(3, 768, dtype=torch.float64)
+    assert pe[1, 766].item() == pytest.approx(math.sin(2 * math.pi / period), abs=1e-12)
     assert abs(period - solution_08_1()) < 0.5
