@@ -89,7 +89,7 @@ def scaled_dot_product_attention(
         return _attention_without_autograd(query, key, value, mask, dropout_p, score_bias)
 
     q, k, v = _compute_dtype(query, key, value)
-    # Scaling Q (L·Dh numbers) is cheaper than scaling the scores (L·S numbers).
+    # Scaling Q costs L·Dh multiplications, scaling the scores L·S: cheaper only when S > Dh (long inputs).
     scores = torch.matmul(q * (1.0 / math.sqrt(q.shape[-1])), k.transpose(-2, -1))  # (..., L, S): Q Kᵀ / √Dh
     if score_bias is not None:
         scores = scores + score_bias.to(scores.dtype)  # (..., L, S): + ALiBi-style bias
