@@ -132,6 +132,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("14_parallelism", "12 bytes"): "paper: Rajbhandari et al. 2020, §3.1: K = 12 bytes of fp32 Adam state",
     ("14_parallelism", "16 bytes"): "paper: Rajbhandari et al. 2020, §3.1: 2 + 2 + 12 bytes per parameter",
     ("14_parallelism", "80 GB"): "setting: DEVICE_GB, the accelerator size of the strategy table",
+    ("15_summary", "400 steps"): "setting: chapters 07 and 08's training budget",
+    ("15_summary", "1600 steps"): "setting: chapter 08's budget for the 8-head ALiBi arm",
     ("15_summary", "32 steps"): "setting: 32 positions",
     ("15_summary", "100 steps"): "setting: T = 100 of chapter 01's sweep",
     ("15_summary", "25%"): "constant: chance with 4 keys",
