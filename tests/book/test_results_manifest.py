@@ -110,7 +110,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("09_transformer_block", "65 M parameters"): "paper: Vaswani et al. 2017, Table 3",
     ("09_transformer_block", "4,000 warm-up steps"): "paper: Vaswani et al. 2017, §5.3",
     ("09_transformer_block", "1.05 M parameters"): "the seed article's claim, which the chapter then computes",
-    ("09_transformer_block", "200 Adam steps"): "setting: the depth experiment's training budget",
     ("09_transformer_block", "200 steps"): "setting: the depth experiment's training budget",
     ("10_encoder_decoder", "50 steps"): "setting: the averaging window of final_loss",
     ("10_encoder_decoder", "8 seconds"): "setting: BUDGET_S, the equal-time budget of the comparison",
