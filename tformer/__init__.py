@@ -34,9 +34,9 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         book/                the notebooks' helpers: environment, plot, results, exercises, diagrams, source
         _checks.py           argument checks, one message format, shared by every module
 
-The rule between the top level and ``variants/``: the top level is the 2017 model path (plus RoPE, which every
-family takes as ``positional="rope"``, and ALiBi, which the decoder-only family takes as
-``positional="alibi"``); a piece that replaces part of it in a later design goes to ``variants/``.
+The rule between the top level and ``variants/``: the top level is the 2017 model path, and every position
+scheme a model takes as ``positional=`` (sinusoidal, learned, RoPE, ALiBi) lives in ``positional.py``; a piece
+that replaces another part of the 2017 design in a later one (GQA, RMSNorm, SwiGLU, MoE) goes to ``variants/``.
 
 ``tformer.book.plot`` is imported on demand (it loads matplotlib).
 """
