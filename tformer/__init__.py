@@ -31,7 +31,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
                              with pinyin); subword.py (a BPE tokenizer)
         training/            teacher_forcing, train (the loop), metrics; distributed (DDP, FSDP, tensor parallel) (14)
         analysis/            formulas and measurements of cost: complexity (12), parallelism (memory, traffic) (14)
-        book/                the notebooks' helpers: environment, plot, results, exercises, diagrams, source
+        book/                the notebooks' helpers: environment, plot (attention heatmaps, styles), results, exercises,
+                             diagrams, source
         _checks.py           argument checks, one message format, shared by every module
 
 The rule between the top level and ``variants/``: the top level is the 2017 model path, and every position
