@@ -138,6 +138,24 @@ def check_type(name: str, value: object, kind: type | tuple[type, ...], what: st
     return value
 
 
+def check_strs(name: str, values: object, item: str, hint: str) -> list[str]:
+    """Return ``values`` as a list of ``str`` (tokens, sentences, pieces); a bare ``str`` in their place is refused.
+
+    A ``str`` is itself iterable, so without this check it would silently be read as a list of characters.
+
+    Raises:
+        TypeError: ``tokens: expected a list of tokens, got a str (call word_tokenize …)``, or
+            ``tokens: expected tokens that are str, got int 1``.
+    """
+    if isinstance(values, str):
+        raise TypeError(f"{name}: expected a list of {item}s, got a str ({hint})")
+    values = list(values)  # type: ignore[call-overload]
+    for value in values:
+        if not isinstance(value, str):
+            raise TypeError(f"{name}: expected {item}s that are str, got {type(value).__name__} {value!r}")
+    return values
+
+
 def check_choice(name: str, value: object, choices: Collection[Any]) -> Any:
     """Return ``value`` if it is one of ``choices`` (e.g. an activation's or a scheme's name).
 

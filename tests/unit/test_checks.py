@@ -30,3 +30,13 @@ def test_modules_use_it_for_their_sizes() -> None:
         MultiHeadAttention(8, 0)
     with pytest.raises(TypeError, match=r"hidden_size: expected an int, got float"):
         RNN(4, 8.0)
+
+
+def test_check_strs_refuses_a_bare_str_and_non_str_items() -> None:
+    from tformer._checks import check_strs
+
+    assert check_strs("tokens", iter(["a", "b"]), "token", "tokenise") == ["a", "b"]
+    with pytest.raises(TypeError, match=r"^tokens: expected a list of tokens, got a str \(tokenise\)$"):
+        check_strs("tokens", "ab", "token", "tokenise")
+    with pytest.raises(TypeError, match=r"^tokens: expected tokens that are str, got int 1$"):
+        check_strs("tokens", ["a", 1], "token", "tokenise")

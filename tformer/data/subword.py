@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 
 import sentencepiece as spm
 
-from tformer._checks import check_int, check_number
+from tformer._checks import check_int, check_number, check_strs
 from tformer.data.text import Vocab
 
 __all__ = ["SubwordTokenizer"]
@@ -66,12 +66,7 @@ class SubwordTokenizer:
         """
         check_int("vocab_size", vocab_size, 2)
         check_number("character_coverage", character_coverage, 0.98, 1.0)
-        if isinstance(sentences, str):
-            raise TypeError("sentences: expected a list of sentences, got a str (wrap one sentence in a list)")
-        sentences = list(sentences)
-        for s in sentences:
-            if not isinstance(s, str):
-                raise TypeError(f"sentences: expected sentences that are str, got {type(s).__name__} {s!r}")
+        sentences = check_strs("sentences", sentences, "sentence", "wrap one sentence in a list")
         sentences = [s for s in sentences if s.strip()]
         if not sentences:
             raise ValueError("sentences: expected at least one non-empty sentence, got none")
@@ -121,13 +116,7 @@ class SubwordTokenizer:
         Raises:
             TypeError: if ``pieces`` is a ``str`` or holds a non-``str``.
         """
-        if isinstance(pieces, str):
-            raise TypeError("pieces: expected a list of pieces, got a str (call encode first)")
-        pieces = list(pieces)
-        for p in pieces:
-            if not isinstance(p, str):
-                raise TypeError(f"pieces: expected pieces that are str, got {type(p).__name__} {p!r}")
-        return self._sp.decode(pieces)
+        return self._sp.decode(check_strs("pieces", pieces, "piece", "call encode first"))
 
     def __len__(self) -> int:
         return len(self.pieces)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from tformer._checks import check_ids, check_int, check_tensor
+from tformer._checks import check_ids, check_int, check_strs, check_tensor
 
 __all__ = [
     "BOS_ID",
@@ -73,10 +73,7 @@ class Vocab:
     """
 
     def __init__(self, tokens: Iterable[str]) -> None:
-        if isinstance(tokens, str):
-            raise TypeError("tokens: expected a list of tokens, got a str (call word_tokenize or char_tokenize)")
-        tokens = list(tokens)
-        _check_token_strs("tokens", tokens)
+        tokens = check_strs("tokens", tokens, "token", "call word_tokenize or char_tokenize")
         if "" in tokens:
             raise ValueError("tokens: expected non-empty strings, got ''")
         dupes = sorted(t for t, c in Counter(tokens).items() if c > 1)
@@ -113,9 +110,7 @@ class Vocab:
                 raise TypeError(
                     "sequences: expected token lists, got a str item (tokenise it first: word_tokenize(text))"
                 )
-            seq = list(seq)
-            _check_token_strs("sequences", seq)
-            counts.update(seq)
+            counts.update(check_strs("sequences", seq, "token", "tokenise it first: word_tokenize(text)"))
         kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in SPECIAL_TOKENS),
                       key=lambda t: (-counts[t], t))  # fmt: skip
         if not kept:
@@ -235,13 +230,6 @@ class Vocab:
     def to_list(self) -> list[str]:
         """The ordinary tokens in id order (``Vocab(v.to_list()) == v``), e.g. to store in a checkpoint."""
         return list(self.itos[len(SPECIAL_TOKENS) :])
-
-
-def _check_token_strs(name: str, tokens: list) -> None:
-    """Raise TypeError naming ``name`` if a token is not a ``str``."""
-    for tok in tokens:
-        if not isinstance(tok, str):
-            raise TypeError(f"{name}: expected tokens that are str, got {type(tok).__name__} {tok!r}")
 
 
 # ----------------------------------------------------------------------------------------------- real English text
