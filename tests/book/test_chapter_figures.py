@@ -25,6 +25,7 @@ NS = {"svg": "http://www.w3.org/2000/svg"}
 MUST_SHOW = {
     "02_seq2seq_bottleneck": {"Seq2SeqRNN.encode", "Seq2SeqRNN.forward", "BahdanauAttention.forward"},
     "10_encoder_decoder": {"Transformer._encode", "Transformer._decode", "Transformer.forward"},
+    "11_real_sentences": {"EncoderOnlyTransformer.encode", "mask_tokens", "pretrain_mlm"},
     "11_three_families": {"_TokenStack.forward", "EncoderOnlyTransformer.encode", "DecoderOnlyTransformer.forward"},
 }
 

@@ -1,6 +1,6 @@
 """Real Chinese–English sentences: the HSK graded corpus, a fixed split, and characters aligned with pinyin.
 
-Prepared for the chapter on real data (issue 15). The sentences come from the ``hsk-sentences-audio`` package
+Read by chapter 11 (real sentences). The sentences come from the ``hsk-sentences-audio`` package
 (PyPI, version 1.0.0, https://github.com/no7z/hsk-sentences-audio): 4,354 graded Chinese sentences (HSK 3.0 levels
 1–6) with an English translation, pinyin with tone numbers and a word segmentation, shipped as JSON inside the
 wheel, so nothing is downloaded. Attribution: *hsk-sentences-audio contributors*; the package's code is MIT and

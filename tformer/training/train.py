@@ -39,8 +39,45 @@ __all__ = [
     "seq2seq_loss",
     "to_device",
     "train",
+    "training_clock",
     "warmup_schedule",
 ]
+
+
+def training_clock(device: torch.device | str = "cpu") -> Callable[[], float]:
+    """The clock an "equal training time" comparison should read on ``device``, in seconds.
+
+    Chosen once, when the clock is made (so a start and an end reading always come from the same clock):
+
+    - on a CUDA or MPS GPU: the wall clock after waiting for queued work (``synchronize`` then
+      ``time.perf_counter``), since kernels run asynchronously;
+    - on a CPU with one torch thread: this process's CPU time (``time.process_time``). Other programs on a
+      shared machine inflate it far less than the wall clock, and on an idle machine the two agree;
+    - on a CPU with several threads: the wall clock (CPU times of the threads add up, idle spinning included).
+
+    Pass it as ``train(..., clock=training_clock(device))``; make a new one after changing the thread count.
+
+    Raises:
+        TypeError: if ``device`` is not a ``str`` or ``torch.device``.
+        ValueError: if it names no device torch knows, or one other than ``cpu``, ``cuda`` and ``mps``.
+    """
+    if not isinstance(device, (str, torch.device)):
+        raise TypeError(f"device: expected a str or torch.device, got {type(device).__name__}")
+    try:
+        kind = torch.device(device).type
+    except RuntimeError as error:
+        raise ValueError(f"device: expected a device name such as 'cpu' or 'cuda', got {device!r}") from error
+    if kind == "cpu":
+        return time.process_time if torch.get_num_threads() == 1 else time.perf_counter
+    if kind not in ("cuda", "mps"):
+        raise ValueError(f"device: expected 'cpu', 'cuda' or 'mps', got {kind!r}")
+    sync = torch.cuda.synchronize if kind == "cuda" else torch.mps.synchronize
+
+    def clock() -> float:
+        sync()
+        return time.perf_counter()
+
+    return clock
 
 
 @dataclass

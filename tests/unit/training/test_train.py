@@ -237,3 +237,35 @@ def test_copy_task_batches_train():
     model = Transformer(task_vocab_size(6), task_vocab_size(6), **SMALL)
     h = train(model, batches, seq2seq_loss, lr=3e-3, max_steps=40, progress=False, device="cpu")
     assert sum(h.losses[-5:]) / 5 < 0.6 * sum(h.losses[:5]) / 5
+
+
+def test_training_clock_is_chosen_once_by_the_thread_count() -> None:
+    from tformer.training.train import training_clock
+
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        clock = training_clock("cpu")
+        assert clock is time.process_time  # CPU time with one thread
+        start_wall, start = time.perf_counter(), clock()
+        time.sleep(0.2)  # sleeping costs no CPU time: the one-thread clock must barely move
+        assert clock() - start < 0.1 < time.perf_counter() - start_wall
+        torch.set_num_threads(2)
+        assert clock() - start < 0.1  # the same clock after the thread count changed: no mixing
+        assert training_clock("cpu") is time.perf_counter  # a new clock follows the new count
+    finally:
+        torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize(
+    ("device", "error", "message"),
+    [(None, TypeError, "device: expected a str or torch.device, got NoneType"),
+     (5.0, TypeError, "device: expected a str"),
+     ("gpu", ValueError, "device: expected a device name"),
+     ("meta", ValueError, "device: expected 'cpu', 'cuda' or 'mps', got 'meta'")],
+)  # fmt: skip
+def test_training_clock_bad_device(device: object, error: type, message: str) -> None:
+    from tformer.training.train import training_clock
+
+    with pytest.raises(error, match=message):
+        training_clock(device)  # type: ignore[arg-type]
