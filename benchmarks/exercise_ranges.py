@@ -28,6 +28,64 @@ SEEDS = (0, 1, 2)
 
 # id: chapter source, function, the reader's change, margin (fraction of the mean), bounds, and the texts.
 EXERCISES: dict[str, dict] = {
+    "01.5": {
+        "notebook": "01_rnn_baselines",
+        "function": "lstm_factor_per_step",
+        "change": {"forget_bias": 3.0},
+        # Seeded float64 arithmetic: the seeds spread by about 1%; 2% of the mean on each side leaves room for
+        # another machine and rejects forget_bias=2 (about 0.97) and the unchanged cell (about 0.6).
+        "margin": 0.02,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "fitted factor per step of the LSTM's ‖∂s_T/∂s_t‖ at initialisation, forget-gate bias + 3",
+        "too_low": "About 0.6 is the unchanged LSTM (section 4): the bias was not raised, or was added to another "
+        "gate's block (i, f, g, o: the forget gate is the second).",
+        "too_high": "Well above 1 means the gradient grows: check that you added 3, not a larger number.",
+        "hint": "Call lstm_factor_per_step(seed=0, forget_bias=3.0).",
+    },
+    "01.6": {
+        "notebook": "01_rnn_baselines",
+        "function": "rnn_factor_per_step",
+        "change": {"orthogonal": True},
+        # Seeded float64 arithmetic: the seeds spread by about 1%; 3% of the mean on each side leaves room for
+        # another machine and rejects the default initialisation (about 0.46).
+        "margin": 0.03,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "fitted factor per step of a tanh RNN's ‖∂h_T/∂h_t‖ at initialisation, W_hh orthogonal",
+        "too_low": "About 0.46 is PyTorch's default W_hh (spectral radius about 0.6): W_hh was not replaced.",
+        "too_high": "A factor of 1 would need every tanh slope 1 − h² to be 1, i.e. h = 0 at every step: with "
+        "inputs the units move away from 0 and the slope shrinks the gradient. Check that you used the "
+        "function as it is, with its random inputs.",
+        "hint": "Call rnn_factor_per_step(seed=0, orthogonal=True).",
+    },
+    "02.5": {
+        "notebook": "02_seq2seq_bottleneck",
+        "function": "reverser_final_loss",
+        "change": {"shift": False},
+        # A loss this close to zero varies by hardware in relative terms; the claim is only "far below the
+        # shifted model's loss", so the margin is ten times the mean (as in 06.4).
+        "margin": 10.0,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "training loss of the digit reverser in its last 10 steps, decoder reading the unshifted target",
+        # The range starts at 0, the lowest possible loss, so this text cannot be shown; make_measured_entry needs one.
+        "too_low": "A cross-entropy loss cannot be negative.",
+        "too_high": "About 0.26 is the honest, shifted model's loss: the decoder still reads shift_right(target).",
+        "hint": "Call reverser_final_loss(seed=0, shift=False): the decoder input becomes the target itself.",
+    },
+    "02.6": {
+        "notebook": "02_seq2seq_bottleneck",
+        "function": "reverse_accuracy",
+        "change": {"length": 12},
+        "margin": 0.1,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "share of digits in place when the fixed-context reverser reverses 12-digit strings",
+        "too_low": "Near 0.1 is chance for one digit in ten: check that you passed the accuracy, not an error rate.",
+        "too_high": "About 0.8 is the 6-digit run: the length was not changed to 12 (or the model has attention).",
+        "hint": "Call reverse_accuracy(seed=0, length=12).",
+    },
     "05.4": {
         "notebook": "05_hand_calculation",
         "function": "largest_weight",
@@ -92,7 +150,8 @@ def load_function(notebook: str, name: str):
     """Execute the chapter's imports and the code cell that defines ``name``; return the function."""
     cells = [c.source for c in jupytext.read(ROOT / "notebooks" / f"{notebook}.py").cells if c.cell_type == "code"]
     namespace: dict = {}
-    imports = next(c for c in cells if c.lstrip().startswith("import math"))
+    # The chapter's imports cell: the first code cell that starts with an import, after the Colab setup cell.
+    imports = next(c for c in cells if c.lstrip().startswith("import ") and "google.colab" not in c)
     # The setup cell's side effects (font, device print, results manifest) are not needed: only its imports.
     exec("\n".join(line for line in imports.splitlines() if line.startswith(("import ", "from "))), namespace)
     defining = [c for c in cells if f"def {name}(" in c]
