@@ -5,10 +5,11 @@
 Each run-it exercise (``tformer.book.exercises.check_measured``) asks the reader to change one argument of a
 function defined in the chapter's exercise section and report what it returns. This script takes that function
 from the chapter's own source (``notebooks/NN_name.py``: the code cell that defines it is executed with the
-chapter's imports), calls it for seeds 0, 1 and 2 with the reader's change (``change``) and without it
-(``control``), and writes an entry made by ``make_measured_entry`` into ``tformer/book/exercise_answers/NN.json``:
-the per-seed values, the rule and margin, and the range ``measured_range`` derives from them. The arithmetic
-entries of the same file are kept. ``tests/exercises/test_measured_exercises.py`` re-derives every stored range
+chapter's imports, after the cells that define what it ``uses``, such as the chapter's model class), calls it
+for seeds 0, 1 and 2 with the reader's change (``change``) and without it (``control``), and writes an entry
+made by ``make_measured_entry`` into ``tformer/book/exercise_answers/NN.json``: the per-seed values, the rule
+and margin, and the range ``measured_range`` derives from them. The arithmetic entries of the same file are
+kept. ``tests/exercises/test_measured_exercises.py`` re-derives every stored range
 from the stored per-seed values, so the file cannot drift from this rule.
 """
 
@@ -86,6 +87,94 @@ EXERCISES: dict[str, dict] = {
         "too_high": "About 0.8 is the 6-digit run: the length was not changed to 12 (or the model has attention).",
         "hint": "Call reverse_accuracy(seed=0, length=12).",
     },
+    "03.5": {
+        "notebook": "03_attention_weighted_average",
+        "function": "weight_on_match",
+        "change": {"S": 16},
+        # 1000 random sentences per seed: the seeds spread by about 0.02; 10% of the mean (0.03) on each side
+        # still rejects the unchanged S = 8 (about 0.47).
+        "margin": 0.1,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "mean softmax weight on the token the query matches, S = 16 tokens, d = 3 random features",
+        "too_low": "Well below the range means a sentence longer than 16 tokens: about 0.21 is S = 32 (more "
+        "competitors share the weight).",
+        "too_high": "About 0.47 is the unchanged sentence of S = 8 tokens: the length was not doubled.",
+        "hint": "Call weight_on_match(seed=0, S=16).",
+    },
+    "03.6": {
+        "notebook": "03_attention_weighted_average",
+        "function": "learn_queries",
+        "change": {"temperature": 0.02},
+        # 256 dictionaries per seed: 1/256 per dictionary, the seeds spread by about 0.02; the range must stay
+        # below τ = 0.1 (about 0.2), a softmax that is sharp but still learns a little.
+        "margin": 0.25,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "fraction of 256 random dictionaries whose trained query picks the wanted key, τ = 0.02",
+        "too_low": "Below about 1/8, fewer queries pick the wanted key than before training: pass the fraction "
+        "learn_queries returns, not a loss.",
+        "too_high": "About 0.9 or more is τ = 1: the temperature was not changed. About 0.2 is τ = 0.1, sharp but "
+        "not yet an argmax.",
+        "hint": "Call learn_queries(seed=0, temperature=0.02): the scores are divided by 0.02 before the softmax.",
+    },
+    "04.4": {
+        "notebook": "04_query_key_value",
+        "function": "retrieval_accuracy",
+        "uses": ["Retriever"],
+        "change": {"project_query_key": False},
+        # 2,000 test memories; the seeds spread by about 0.02, and 15% of the mean (0.05) leaves room for other
+        # machines while rejecting the projected model (1.0).
+        "margin": 0.15,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "test accuracy of the retrieval model trained without W_Q and W_K (raw scores x·x / √32)",
+        "too_low": "Near 1/16 (0.06) is chance: the model did not train, or the value is not the accuracy.",
+        "too_high": "Near 1.0 is the model with W_Q and W_K: project_query_key is still True.",
+        "hint": "Call retrieval_accuracy(seed=0, project_query_key=False) and pass the fraction it returns.",
+    },
+    "04.5": {
+        "notebook": "04_query_key_value",
+        "function": "self_match_rate",
+        "change": {"D": 2},
+        "margin": 0.1,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "fraction of rows whose best key is the token itself, shared W_Q = W_K, D = 2, L = 8",
+        "too_low": "About 0.25 is D = 1; 1/8 would be chance.",
+        "too_high": "About 0.95 is the chapter's D = 16 (the argument was not changed); about 0.5 is D = 4.",
+        "hint": "Call self_match_rate(seed=0, D=2).",
+    },
+    "07.5": {
+        "notebook": "07_multi_head_attention",
+        "function": "merge_difference",
+        "change": {"transpose_before_merge": False},
+        "margin": 0.1,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "relative difference ‖by hand − MultiHeadAttention‖ / ‖MultiHeadAttention‖ when the heads are "
+        "merged without the transpose (B = 2, L = 6, D = 512, H = 8)",
+        "too_low": "A difference of 0, or rounding noise near 1e-7, means the heads were merged correctly, transpose "
+        "and all.",
+        "too_high": "Above the range the two outputs differ by more than a scrambled merge does: check that both "
+        "use the same module and input.",
+        "hint": "Call merge_difference(seed=0, transpose_before_merge=False).",
+    },
+    "07.6": {
+        "notebook": "07_multi_head_attention",
+        "function": "two_back_accuracy",
+        "uses": ["TwoQuestionModel"],
+        "change": {"num_heads": 1},
+        # 6000 scored answers per seed; the seeds spread by about 0.03 above chance (1/8). 30% of the mean keeps
+        # the range far below two heads (about 0.98).
+        "margin": 0.3,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "two-steps-back test accuracy of TwoQuestionModel with one head after 600 updates",
+        "too_low": "Below the 1/8 of chance: the value is probably not this accuracy.",
+        "too_high": "Near 0.98 is two heads: num_heads is still 2.",
+        "hint": "Call two_back_accuracy(seed=0, num_heads=1) and pass the fraction it returns.",
+    },
     "05.4": {
         "notebook": "05_hand_calculation",
         "function": "largest_weight",
@@ -146,26 +235,28 @@ EXERCISES: dict[str, dict] = {
 }
 
 
-def load_function(notebook: str, name: str):
-    """Execute the chapter's imports and the code cell that defines ``name``; return the function."""
+def load_function(notebook: str, name: str, uses: tuple[str, ...] = ()):
+    """Execute the chapter's imports, the cells that define ``uses`` (earlier definitions the function needs,
+    e.g. the chapter's model class) and the code cell that defines ``name``; return the function."""
     cells = [c.source for c in jupytext.read(ROOT / "notebooks" / f"{notebook}.py").cells if c.cell_type == "code"]
     namespace: dict = {}
     # The chapter's imports cell: the first code cell that starts with an import, after the Colab setup cell.
     imports = next(c for c in cells if c.lstrip().startswith("import ") and "google.colab" not in c)
     # The setup cell's side effects (font, device print, results manifest) are not needed: only its imports.
     exec("\n".join(line for line in imports.splitlines() if line.startswith(("import ", "from "))), namespace)
-    defining = [c for c in cells if f"def {name}(" in c]
-    if len(defining) != 1:
-        raise SystemExit(f"exercise_ranges: {notebook}: expected one cell defining {name}, found {len(defining)}")
-    # Run the cell up to its checker lines (which need a measured value).
-    exec(defining[0].split("\nmeasured = None")[0], namespace)
+    for needed in (*uses, name):
+        defining = [c for c in cells if f"def {needed}(" in c or f"class {needed}(" in c]
+        if len(defining) != 1:
+            raise SystemExit(f"exercise_ranges: {notebook}: expected one cell defining {needed}, found {len(defining)}")
+        # Run the cell up to its checker lines (which need a measured value).
+        exec(defining[0].split("\nmeasured = None")[0], namespace)
     return namespace[name]
 
 
 def measure(exercise_id: str) -> dict:
     """Run one exercise for every seed, with and without the change; return its answer-file entry."""
     spec = EXERCISES[exercise_id]
-    function = load_function(spec["notebook"], spec["function"])
+    function = load_function(spec["notebook"], spec["function"], tuple(spec.get("uses", ())))
     changed = [function(seed=s, **spec["change"]) for s in SEEDS]
     control = [function(seed=s) for s in SEEDS]
     texts = {key: spec[key] for key in ("quantity", "too_low", "too_high", "hint")}

@@ -450,7 +450,8 @@ plt.show()
 # ## Exercises
 #
 # Replace `None` with your answer and run the cell; the checker tells you whether it is right without
-# showing the solution.
+# showing the solution. The first four are pencil-and-paper; then come two run-it exercises and a "why"
+# question.
 #
 # **03.1** Homework counts 20%, the midterm 30%, the final 50%. A student scores 85, 60 and 90. What is
 # the grade? (two decimals)
@@ -491,6 +492,88 @@ if your_answer is not None:
 your_answer = None  # replace with a list of two whole numbers
 if your_answer is not None:
     check("03.4", your_answer)
+
+# %% [markdown]
+# **Run it.** The next two exercises change one argument of a function and measure; the checker accepts a
+# range derived from the values the book measured with seeds 0, 1 and 2 (stored with the answers, with the
+# rule that widened them). Each run takes a second or two on a CPU.
+#
+# **03.5** Double the sentence length. The function below builds many random "sentences" of S tokens, each
+# token offering d = 3 random features, and lets a query ask for exactly what token 0 offers. It returns the
+# mean softmax weight that token 0 receives. Run it as it is (S = 8), then with `S=16`, and pass the second
+# measurement to the checker. Token 0's score is made the same way in both runs (its offer dotted with
+# itself); what changed?
+
+# %%
+from tformer.book.exercises import check_measured
+
+
+def weight_on_match(seed: int, S: int = 8, d: int = 3, sentences: int = 1000) -> float:
+    """Mean weight on the token whose offer equals the query, among S - 1 random tokens (unscaled scores)."""
+    g = torch.Generator().manual_seed(seed)
+    offers = torch.randn(sentences, S, d, generator=g)  # (N, S, d): what every token offers
+    asks = offers[:, 0]  # (N, d): each query asks for exactly what token 0 offers
+    scores = (offers @ asks[:, :, None])[:, :, 0]  # (N, S): score of every token, one row per sentence
+    return torch.softmax(scores, dim=-1)[:, 0].mean().item()
+
+
+measured = None  # replace with your measurement, e.g. weight_on_match(seed=0, S=...)
+if measured is not None:
+    check_measured("03.5", measured)
+
+# %% [markdown]
+# **03.6** Learn with a too-sharp softmax. The chapter measured that a softmax at temperature τ = 0.02
+# behaves like argmax and passes almost no gradient; here you measure what that does to learning. The
+# function below gives each of 256 random dictionaries (S = 8 keys of d = 8 numbers; the wanted entry holds
+# the value 1, the others 0) a random query, and trains the queries by plain gradient descent so that the
+# soft lookup answers 1. It returns the fraction of dictionaries in which the trained query's best-matching
+# key is the wanted one (the hard lookup's answer is right). Before training that fraction is about 1/8.
+# Run it with `temperature=0.02` and pass the result to the checker; compare with the default τ = 1.
+
+# %%
+def learn_queries(seed: int, temperature: float = 1.0, num_updates: int = 300, lr: float = 2.0) -> float:
+    """Train one query per random dictionary through the soft lookup; return how often its best key is right."""
+    g = torch.Generator().manual_seed(seed)
+    keys = torch.randn(256, 8, 8, generator=g)  # (N, S, d): 256 dictionaries of 8 keys
+    values = torch.zeros(256, 8)  # (N, S): the wanted entry, number 0, holds 1; the others 0
+    values[:, 0] = 1.0
+    queries = torch.randn(256, 8, generator=g).requires_grad_(True)  # (N, d): one query per dictionary
+    optimiser = torch.optim.SGD([queries], lr=lr)  # plain gradient descent (Adam would rescale tiny gradients)
+    for _ in range(num_updates):
+        weights = torch.softmax((keys @ queries[:, :, None])[:, :, 0] / temperature, dim=-1)  # (N, S)
+        answers = (weights * values).sum(dim=-1)  # (N,): the soft lookup's answer
+        loss = ((answers - 1.0) ** 2).sum()  # each dictionary's own squared error
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    best = (keys @ queries.detach()[:, :, None])[:, :, 0].argmax(dim=-1)  # (N,): the hard lookup's choice
+    return (best == 0).float().mean().item()
+
+
+measured = None  # replace with your measurement, e.g. learn_queries(seed=0, temperature=...)
+if measured is not None:
+    check_measured("03.6", measured)
+
+# %% [markdown]
+# **Why?** In exercise 03.5 token 0's score is made the same way at both lengths (its offer dotted with
+# itself), yet its mean weight falls when the sentence grows from 8 to 16 tokens. Why? And by how much would
+# its score have to rise to keep its weight where it was? Think it through, then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# The softmax hands out a fixed budget: the weights always add up to 1. Token 0's weight is
+# $w_0 = e^{s_0} / (e^{s_0} + R)$, where $R$ is the sum of $e^{s_j}$ over the other tokens. Its own score
+# $s_0$ is drawn as before, but going from 8 to 16 tokens raises the number of competitors from 7 to 15, so
+# $R$ roughly doubles; every weight, the largest included, is divided among more candidates. Nothing is
+# wrong with the score: attention weights are relative, a token is only as prominent as the others let it be.
+#
+# To keep $w_0$ where it was, $e^{s_0}$ must double along with $R$: the score has to rise by
+# $\ln 2 \approx 0.69$ for every doubling of the number of competitors, that is, the gap to the distractors
+# must grow like the logarithm of the length. Learned queries and keys can make gaps larger (chapter 04 trains some), but
+# scores that do not grow with the length give blurrier attention on longer sentences, as 03.5 measured.
+#
+# </details>
 
 # %% [markdown]
 # Next: chapter 04 asks where the offers, the asks and the values come from, and names them: keys, queries

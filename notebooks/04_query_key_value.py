@@ -552,7 +552,8 @@ plt.show()
 # %% [markdown]
 # ## Exercises
 #
-# Replace `None` with your answer and run the cell; the checker says whether it is right.
+# Replace `None` with your answer and run the cell; the checker says whether it is right. The first three
+# are pencil-and-paper; then come two run-it exercises and a "why" question.
 #
 # **04.1** A model with d_model = 512 uses d_k = d_v = 64 in one head. How many numbers are in that
 # head's W_Q, W_K and W_V together (no biases)?
@@ -582,6 +583,102 @@ if your_answer is not None:
 your_answer = None  # replace with a number
 if your_answer is not None:
     check("04.3", your_answer)
+
+# %% [markdown]
+# **Run it.** The next two exercises change one argument of a function and measure; the checker accepts a
+# range derived from the values the book measured with seeds 0, 1 and 2 (stored with the answers, with the
+# rule that widened them). Each run takes a few seconds on a CPU.
+#
+# **04.4** Remove W_Q and W_K. The function below trains the retrieval model of this chapter (the same data,
+# the same `Retriever`, optimiser and budget as the main runs) and returns its accuracy on the 2,000 test
+# memories. With `project_query_key=False` the scores are computed from the raw vectors, query x against
+# memory x, divided by √32; W_V and the read-out are still learned. Run it with `project_query_key=False`
+# and pass the accuracy to the checker.
+
+# %%
+from tformer.book.exercises import check_measured
+
+
+class RawScoreRetriever(Retriever):
+    """The chapter's Retriever; with project_query_key=False it scores the raw vectors (no W_Q, W_K)."""
+
+    def __init__(self, project_query_key: bool = True) -> None:
+        super().__init__()
+        self.project_query_key = project_query_key
+
+    def forward(self, query: torch.Tensor, memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.project_query_key:
+            return super().forward(query, memory)
+        context, weights = scaled_dot_product_attention(query, memory, self.w_v(memory))  # scores x·x / √32
+        return self.readout(context[:, 0]), weights[:, 0]  # (B, 16), (B, S)
+
+
+def retrieval_accuracy(seed: int, project_query_key: bool = True, num_updates: int = 200) -> float:
+    """Train a RawScoreRetriever as the chapter trains its Retriever; return its accuracy on the test memories."""
+    seed_everything(seed)
+    retriever = RawScoreRetriever(project_query_key)
+    optimizer = torch.optim.AdamW(retriever.parameters(), lr=0.03, weight_decay=0.05)
+    for _ in range(num_updates):
+        query, memory, target, _ = retrieval_batch(128)
+        loss = F.cross_entropy(retriever(query, memory)[0], target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    query, memory, target, _ = retrieval_batch(2_000, torch.Generator().manual_seed(123))  # the test memories
+    with torch.no_grad():
+        return (retriever(query, memory)[0].argmax(dim=-1) == target).float().mean().item()
+
+
+measured = None  # replace with your measurement, e.g. retrieval_accuracy(seed=0, project_query_key=...)
+if measured is not None:
+    check_measured("04.4", measured)
+
+# %% [markdown]
+# **04.5** "In more than a handful of dimensions a vector usually matches itself better than any other":
+# test the qualifier. The function below repeats this chapter's measurement with a shared projection
+# (Q = K, entries drawn from N(0, 1/D)) on 500 random sentences of 8 tokens, and returns the fraction of
+# rows whose top-scoring key is the token itself. Run it with `D=2` and pass the fraction to the checker.
+
+# %%
+def self_match_rate(seed: int, D: int = 16, L: int = 8, sentences: int = 500) -> float:
+    """Fraction of query rows whose best key is the token itself, with a shared query/key projection."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(sentences, L, D, generator=g)  # (N, L, D)
+    w_shared = torch.randn(sentences, D, D, generator=g) / math.sqrt(D)  # W_Q = W_K, one per sentence
+    q = x @ w_shared  # (N, L, d_k): queries, and the keys too
+    scores = q @ q.transpose(1, 2)  # (N, L, L); dividing by √d_k would not change the argmax
+    return (scores.argmax(dim=-1) == torch.arange(L)).float().mean().item()
+
+
+measured = None  # replace with your measurement, e.g. self_match_rate(seed=0, D=...)
+if measured is not None:
+    check_measured("04.5", measured)
+
+# %% [markdown]
+# **Why?** Without W_Q and W_K (exercise 04.4) the matching entry still has the highest raw score of the
+# eight, since its key id equals the one the query asks for. Why does the model then retrieve so much worse
+# than with the projections? Think it through, then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# Look at the size of the scores, not their order. Query and entry are one-hot pairs, so their raw dot
+# product is 1 for the matching entry (the key ids agree), 0 for most others, and 1 again for any entry whose
+# value id happens to equal the query's unrelated value id. Divided by √32, the match leads by only
+# 1/√32 ≈ 0.18, and the softmax turns that into a weight of $e^{0.18} / (e^{0.18} + 7) \approx 0.15$ on
+# the match against about 0.12 on each distractor, when no value id coincides. Nothing before the softmax
+# is trainable any more, so no amount of training can sharpen these weights: the read-out receives an
+# almost even blend of all eight values. It can still guess from the blend (the matching value carries a
+# little more weight, so the best guess is right more often than the 1/16 of chance), but a value id that
+# two distractors share outweighs it, and a coinciding query value id pulls weight to a wrong entry.
+#
+# With W_Q and W_K the model can scale and rotate the comparison: it learns to ignore the value halves and
+# to make the key-half scores large, the diagonal match table of this chapter, whose matching scores lead
+# the mismatched ones by more than 2 on average (the cell asserts it), so most of the weight lands on the match. The projections
+# are not only there to choose *which* features are compared, but also *how strongly*, which sets how sharp
+# the attention can be.
+#
+# </details>
 
 # %% [markdown]
 # Next: chapter 05 computes one attention step completely by hand and explains the √d_k in the formula.

@@ -530,7 +530,8 @@ plt.show()
 # %% [markdown]
 # ## Exercises
 #
-# Each checker cell prints a verdict. Replace `None` with your answer and run it.
+# Each checker cell prints a verdict. Replace `None` with your answer and run it. The first four are
+# pencil-and-paper; then come two run-it exercises and a "why" question.
 #
 # **07.1** How many parameters does `MultiHeadAttention(d_model=768, num_heads=12)` (BERT-base's size, with
 # biases) have?
@@ -574,3 +575,107 @@ if your_answer is not None:
 your_answer = None  # replace with your number
 if your_answer is not None:
     check("07.4", your_answer)
+
+# %% [markdown]
+# **Run it.** The next two exercises change one argument of a function and measure; the checker accepts a
+# range derived from the values the book measured with seeds 0, 1 and 2 (stored with the answers, with the
+# rule that widened them).
+#
+# **07.5** Merge the heads without the transpose. The function below repeats section 2's step-by-step
+# computation (B = 2, L = 6, D = 512, H = 8) and returns the relative difference ‖by hand − module‖ / ‖module‖
+# between its output and `MultiHeadAttention`'s, with the same weights. Left as it is, the difference is
+# zero or rounding noise. Run it with `transpose_before_merge=False`, which reshapes the (B, H, L, Dh) head outputs
+# straight to (B, L, D), and pass the difference to the checker. Does anything raise an error?
+
+# %%
+from tformer.book.exercises import check_measured
+
+
+def merge_difference(seed: int, transpose_before_merge: bool = True) -> float:
+    """Relative difference between section 2's step-by-step multi-head attention and MultiHeadAttention."""
+    B, L, D, H = 2, 6, 512, 8
+    Dh = D // H
+    seed_everything(seed)
+    module = MultiHeadAttention(D, H)
+    x = torch.randn(B, L, D)  # (B, L, D)
+    with torch.no_grad():
+        q, k, v = (w(x).view(B, L, H, Dh).transpose(1, 2) for w in (module.w_q, module.w_k, module.w_v))
+        heads = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(Dh), dim=-1) @ v  # (B, H, L, Dh)
+        if transpose_before_merge:
+            heads = heads.transpose(1, 2)  # (B, L, H, Dh)
+        by_hand = module.w_o(heads.reshape(B, L, D))  # (B, L, D) either way: the shapes cannot tell
+        reference, _ = module(x, x, x)
+    return ((by_hand - reference).norm() / reference.norm()).item()
+
+
+measured = None  # replace with your measurement, e.g. merge_difference(seed=0, transpose_before_merge=...)
+if measured is not None:
+    check_measured("07.5", measured)
+
+# %% [markdown]
+# **07.6** A task one head does not learn. Section 6's model (`TwoQuestionModel`, D = 64, the same learning
+# rate) is trained here on a variant of its task: the sequences hold plain animals only (no ★), and from
+# position 4 on the model must name the animal one step back (the `read_previous` read-out) and the animal
+# *two* steps back (the read-out called `read_marked` answers this second question here). The function
+# trains it on the CPU from seed `seed` and returns the accuracy of the two-steps-back answers on 1000 fresh
+# sequences. With the default `num_heads=2` the model learns both questions at this budget. Run it with
+# `num_heads=1` and pass the accuracy to the checker. Each run takes several seconds.
+
+# %%
+def two_back_accuracy(seed: int, num_heads: int = 2, num_updates: int = 600) -> float:
+    """Train TwoQuestionModel to name the animals one and two steps back; return the two-back test accuracy."""
+
+    def lookback_batch(batch_size: int, generator: torch.Generator):
+        animals = torch.randint(0, NUM_ANIMALS, (batch_size, SEQ_LEN), generator=generator)  # (B, L)
+        one_back = torch.full((batch_size, SEQ_LEN), -100)  # -100: not scored
+        one_back[:, FIRST_SCORED:] = animals[:, FIRST_SCORED - 1 : -1]
+        two_back = torch.full((batch_size, SEQ_LEN), -100)
+        two_back[:, FIRST_SCORED:] = animals[:, FIRST_SCORED - 2 : -2]
+        return animals, one_back, two_back  # two_question_loss reads them as (tokens, previous, marked)
+
+    data_generator = torch.Generator().manual_seed(seed)
+    batches = [lookback_batch(64, data_generator) for _ in range(num_updates)]
+    seed_everything(seed)
+    model = TwoQuestionModel(num_heads=num_heads)
+    train(model, batches, two_question_loss, lr=3e-3, max_steps=num_updates, device="cpu", progress=False)
+    tokens, _, two_back = lookback_batch(1000, torch.Generator().manual_seed(10_000))
+    model.eval()
+    with torch.no_grad():
+        _, logits_two_back, _ = model(tokens)
+    scored = two_back != -100  # (B, L): positions 4-9
+    return (logits_two_back.argmax(dim=-1)[scored] == two_back[scored]).float().mean().item()
+
+
+measured = None  # replace with your measurement, e.g. two_back_accuracy(seed=0, num_heads=...)
+if measured is not None:
+    check_measured("07.6", measured)
+
+# %% [markdown]
+# **Why?** In section 6 one head learned to answer two questions at once, by spreading its weights over
+# two positions. In exercise 07.6 one head answers the two-steps-back question little better than chance,
+# while two heads answer it. What is different about this task? Think it through, then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# A head's output at one query is a single weighted average of value vectors. In section 6 the two animals
+# it mixes are different kinds of token: the ★ animal has its own token ids (8-15), so its value vector
+# can lie in directions that no plain animal uses, and each linear read-out can pull its own animal out of
+# the one mixed vector. In 07.6 both animals are plain tokens, so their values share the same directions.
+# Suppose the head puts weight $w_1$ on the previous token (animal $a$) and $w_2$ on the one before
+# (animal $b$), and that its weights do not depend on which animals occur. Then the read-out for "two back"
+# sees $w_1 v_a + w_2 v_b$ plus terms that are the same whichever $a$ and $b$ are (positions, other
+# tokens), and it must output $b$. If the weights are equal, swapping the two animals gives the very same
+# vector, so the order is lost. If $w_1 > w_2$, write $M_{ia}$ for the logit that class $i$ gets from
+# $v_a$ (W_O and the read-out are linear). Answering $b$ for the pair $(a, b)$ and $a$ for the swapped pair
+# $(b, a)$ requires, after adding the two inequalities, $M_{ab} + M_{ba} > M_{aa} + M_{bb}$. Answering
+# $a$ when both animals are $a$, and $b$ when both are $b$, requires, after adding, the opposite,
+# $M_{aa} + M_{bb} > M_{ab} + M_{ba}$. So no linear read-out answers every pair. Weights that depend on the
+# animals loosen this argument a little, which fits a measured accuracy a little above the 1/8 of chance.
+#
+# Two heads remove the problem: each head writes its own Dh = 32 slice of the concatenation, so one head
+# can average over the previous token and the other over the token before it, and W_O and the read-outs
+# then see the two animals in separate coordinates. That is what several heads add: not parameters
+# (section 3) but several separate averages per query, kept apart until W_O mixes them.
+#
+# </details>

@@ -19,7 +19,16 @@ import pytest
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 SOURCES = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py"))
 # Chapters whose exercise section has been given a 'why' question so far (issue 14); the rest follow.
-WITH_WHY = {"01_rnn_baselines", "02_seq2seq_bottleneck", "05_hand_calculation", "06_self_attention_and_masks"}
+WITH_WHY = {
+    "01_rnn_baselines",
+    "02_seq2seq_bottleneck",
+    "03_attention_weighted_average",
+    "04_query_key_value",
+    "05_hand_calculation",
+    "06_self_attention_and_masks",
+    "07_multi_head_attention",
+    "11_real_sentences",
+}
 
 
 def worked_answers(cells: list) -> list[tuple[str, dict]]:

@@ -48,13 +48,26 @@ def load_script():
     return module
 
 
-# Chapters whose exercise section has been given its run-it exercises so far (issue 14); the rest follow.
-WITH_RUN_IT = ("01", "02", "05", "06")
+# Chapters whose exercise section has its run-it exercises so far (issue 14); the rest follow.
+WITH_RUN_IT = ("01", "02", "03", "04", "05", "06", "07")
 
 
 @pytest.mark.parametrize("chapter", WITH_RUN_IT)
-def test_each_chapter_has_at_least_two_run_it_exercises(chapter: str) -> None:
+def test_the_chapter_has_at_least_two_run_it_exercises(chapter: str) -> None:
     assert len([i for i in IDS if i.startswith(f"{chapter}.")]) >= 2
+
+
+def test_the_first_run_it_chapters_keep_their_exercises() -> None:
+    assert {"03.5", "03.6", "04.4", "04.5", "05.4", "05.5", "06.4", "06.5", "07.5", "07.6"} <= set(IDS)
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_the_change_separates_from_the_control_in_every_seed(exercise_id: str) -> None:
+    # Every seed's changed run lies outside the range spanned by the unchanged runs, and the other way round.
+    entry = ENTRIES[exercise_id]
+    changed, control = entry["seed_values"], entry["control"]
+    assert max(changed) < min(control) or min(changed) > max(control)
+    assert not any(entry["low"] <= value <= entry["high"] for value in control)
 
 
 def test_the_script_and_the_answer_files_name_the_same_exercises() -> None:
