@@ -19,7 +19,7 @@ import pytest
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 SOURCES = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py"))
 # Chapters whose exercise section has been given a 'why' question so far (issue 14); the rest follow.
-WITH_WHY = {"05_hand_calculation", "06_self_attention_and_masks"}
+WITH_WHY = {"05_hand_calculation", "06_self_attention_and_masks", "08_positional_encoding", "09_transformer_block"}
 
 
 def worked_answers(cells: list) -> list[tuple[str, dict]]:

@@ -8,6 +8,7 @@ functions in the chapters' exercise sections, and the tests check the range foll
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import math
 from importlib import resources
@@ -52,6 +53,11 @@ def test_chapters_05_and_06_have_two_run_it_exercises_each() -> None:
     assert {i for i in IDS if i.startswith(("05.", "06."))} == {"05.4", "05.5", "06.4", "06.5"}
 
 
+@pytest.mark.parametrize("chapter", ["08", "09"])
+def test_the_chapter_has_at_least_two_run_it_exercises(chapter: str) -> None:
+    assert len([i for i in IDS if i.startswith(f"{chapter}.")]) >= 2
+
+
 def test_the_script_and_the_answer_files_name_the_same_exercises() -> None:
     assert sorted(load_script().EXERCISES) == IDS
 
@@ -82,6 +88,14 @@ def test_the_chapter_defines_the_function_and_the_checker_cell(exercise_id: str)
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
+def test_the_script_loads_the_function_from_the_chapter(exercise_id: str) -> None:
+    script = load_script()
+    spec = script.EXERCISES[exercise_id]
+    function = script.load_function(spec["notebook"], spec["function"])  # the imports and one cell, no call
+    assert {"seed", *spec["change"]} <= set(inspect.signature(function).parameters)
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
 def test_a_right_measurement_is_accepted(exercise_id: str, capsys: pytest.CaptureFixture[str]) -> None:
     entry = ENTRIES[exercise_id]
     for value in entry["seed_values"]:
@@ -101,6 +115,14 @@ def test_the_unchanged_run_is_rejected_with_an_explanation(exercise_id: str, cap
     assert len(out.splitlines()) == 1  # one line
     side, meaning = ("too low", entry["too_low"]) if control < entry["low"] else ("too high", entry["too_high"])
     assert f"is {side} for the range" in out and meaning in out and f"Hint: {entry['hint']}" in out
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_every_seed_of_the_unchanged_run_lies_outside_the_range(exercise_id: str) -> None:
+    # The change separates from its control in every seed, not only on average.
+    entry = ENTRIES[exercise_id]
+    assert all(not entry["low"] <= value <= entry["high"] for value in entry["control"])
+    assert max(entry["control"]) < min(entry["seed_values"]) or min(entry["control"]) > max(entry["seed_values"])
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
