@@ -15,6 +15,7 @@ from the stored per-seed values, so the file cannot drift from this rule.
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from pathlib import Path
@@ -232,6 +233,70 @@ EXERCISES: dict[str, dict] = {
         "too_high": "Above the range would be an almost exact one-hot; check that you averaged over the sentences.",
         "hint": "Call last_query_largest_weight(seed=0, divide_by_sqrt_d=False).",
     },
+    "08.4": {
+        "notebook": "08_positional_encoding",
+        "function": "look_back_without_positions",
+        "change": {"use_positions": False},
+        # 13 scored positions x 256 test sequences: the accuracy's sampling noise is about 0.01, and the seeds
+        # sit at the ceiling of the counting rule (the Why? question); 15% of the mean leaves room for both.
+        "margin": 0.15,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "look-back-3 test accuracy at length 16 of a one-layer decoder trained without positions",
+        "too_low": "Near 1/16 ≈ 0.06 is chance: the model learned nothing, not even the counting rule. Check that "
+        "num_updates is left at 300.",
+        "too_high": "Near 1 is the model with its positions: use_positions is still True. A value above 1 is a "
+        "percentage: pass the fraction the function returns.",
+        "hint": "Call look_back_without_positions(seed=0, use_positions=False).",
+    },
+    "08.5": {
+        "notebook": "08_positional_encoding",
+        "function": "look_back_past_training_length",
+        "change": {"positional": "learned"},
+        # Untrained table rows give accuracy near chance (1/16) whatever the machine; a quarter of the mean
+        # keeps chance inside the range and the sinusoidal table's better score outside it.
+        "margin": 0.25,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "look-back-3 accuracy on the unseen positions 16-63, learned position table, trained on lengths <= 16",
+        "too_low": "Chance is one symbol in 16, about 0.06, and an untrained row cannot do much worse: check that you "
+        "passed the function's return value, the mean accuracy over positions 16-63.",
+        "too_high": "About one half is RoPE's accuracy there: positional is still \"rope\". Somewhat above the range "
+        "is the sinusoidal table (positional=\"sinusoidal\"), which at least exists beyond the training length.",
+        "hint": "Call look_back_past_training_length(seed=0, positional=\"learned\").",
+    },
+    "09.5": {
+        "notebook": "09_transformer_block",
+        "function": "reversal_loss",
+        "change": {"residual": False},
+        # The stack without residuals sits at the uniform guess, ln 8 ≈ 2.08; 5% of the mean (0.1) covers the
+        # noise of the last 20 batches and other machines, far from the residual stack's loss near 0.
+        "margin": 0.05,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "mean training loss (last 20 of 150 updates) of a 6-layer post-norm stack without residuals, "
+        "reversing 8 symbols",
+        "too_low": "A loss near 0 is the stack with its residuals, which solves the task: residual is still True.",
+        "too_high": "ln 8 ≈ 2.08 is a uniform guess among the 8 symbols; clearly above it, the run diverged or the "
+        "value is not the mean loss per token the function returns.",
+        "hint": "Call reversal_loss(seed=0, residual=False).",
+    },
+    "09.6": {
+        "notebook": "09_transformer_block",
+        "function": "first_to_last_gradient",
+        "change": {"norm_first": False},
+        # One initialisation per seed: the post-norm ratio scatters from about 0.05 to 0.4 over seeds 0-9, so
+        # the margin is half the mean; pre-norm's ratio (about 2 over the same seeds) stays far above.
+        "margin": 0.5,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "first-layer / last-layer gradient norm at initialisation of a 96-layer post-norm Encoder",
+        "too_low": "A ratio this small means the first layer got almost no gradient, as in a far deeper stack or one "
+        "without residuals: check that depth is 96 and that you divided the first layer's norm by the last's.",
+        "too_high": "Around 2 is the pre-norm stack, whose first layer gets more than its last: norm_first is still "
+        "True. Did you divide the last layer's norm by the first's instead?",
+        "hint": "Call first_to_last_gradient(seed=0, norm_first=False).",
+    },
 }
 
 
@@ -242,8 +307,10 @@ def load_function(notebook: str, name: str, uses: tuple[str, ...] = ()):
     namespace: dict = {}
     # The chapter's imports cell: the first code cell that starts with an import, after the Colab setup cell.
     imports = next(c for c in cells if c.lstrip().startswith("import ") and "google.colab" not in c)
-    # The setup cell's side effects (font, device print, results manifest) are not needed: only its imports.
-    exec("\n".join(line for line in imports.splitlines() if line.startswith(("import ", "from "))), namespace)
+    # The setup cell's side effects (font, device print, results manifest) are not needed: only its import
+    # statements, taken whole (an import may span several lines in parentheses).
+    statements = [node for node in ast.parse(imports).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    exec(compile(ast.Module(statements, type_ignores=[]), f"{notebook}: imports", "exec"), namespace)
     for needed in (*uses, name):
         defining = [c for c in cells if f"def {needed}(" in c or f"class {needed}(" in c]
         if len(defining) != 1:

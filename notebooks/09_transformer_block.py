@@ -652,19 +652,19 @@ plt.show()
 # uniformly, and its held-out accuracy is chance, 1 in 8. Its vectors are as collapsed as at the start (token
 # similarity **1.000**<!-- result: sim_no_res.min --> in every seed). After training its gradient has
 # vanished too: it shrinks by a factor of
-# **2.3**<!-- result: shrink_per_layer.min -->–**3.0**<!-- result: shrink_per_layer.max --> per layer on the
+# **2.1**<!-- result: shrink_per_layer.min -->–**2.9**<!-- result: shrink_per_layer.max --> per layer on the
 # way down, and its first layer receives
-# 10^**5.3**<!-- result: grad_ratio_log10.min -->–10^**7.0**<!-- result: grad_ratio_log10.max --> times less
+# 10^**4.5**<!-- result: grad_ratio_log10.min -->–10^**6.9**<!-- result: grad_ratio_log10.max --> times less
 # gradient than the post-norm stack's first layer.
 #
 # The two stacks with residuals both learn, on different schedules. Both sit on the same plateau at first
 # (at step 100 post-norm is at **34**<!-- result: acc_post_100 -->% and pre-norm at
 # **35**<!-- result: acc_pre_100 -->%, the flat stretch of the loss curves). Pre-norm leaves it between steps 100 and 200: at step
 # 200 it is at **100**<!-- result: acc_pre -->% on held-out reversals in every seed. Post-norm leaves it
-# later, between steps 200 and 300: at step 200 it is at **35**<!-- result: acc_post -->%
+# later, between steps 200 and 300: at step 200 it is at **34**<!-- result: acc_post -->%
 # (**34**<!-- result: acc_post.min -->–**35**<!-- result: acc_post.max --> over three seeds), at step 300 at
 # **100**<!-- result: acc_post_300 -->% in every seed. A 50-step learning-rate warm-up does not move post-norm
-# off the plateau earlier: **35**<!-- result: acc_post_warmup -->% at step 200. At this depth and learning
+# off the plateau earlier: **34**<!-- result: acc_post_warmup -->% at step 200. At this depth and learning
 # rate the budget, not warm-up, made the difference between the two placements; a 200-step comparison alone
 # would have read as "post-norm struggles". Post-norm's token similarity *rises* on its plateau, to
 # **0.94**<!-- result: sim_post --> at step 200, while pre-norm's, after it has solved the task, is
@@ -943,7 +943,8 @@ print(f"biases of the attention projections and FFNs: {layer_biases:,}")
 # %% [markdown]
 # ## Exercises
 #
-# Each checker cell prints a verdict. Replace `None` with your answer and run it.
+# Each checker cell prints a verdict. Replace `None` with your answer and run it. The first four are
+# pencil-and-paper; then come two run-it exercises and a "why" question.
 #
 # **09.1** How many parameters does one `EncoderLayer` have at BERT-base's size (d_model = 768, 12 heads,
 # d_ff = 3072, biases and both LayerNorms included)?
@@ -984,3 +985,106 @@ if your_answer is not None:
 your_answer = None  # replace with your number
 if your_answer is not None:
     check("09.4", your_answer)
+
+# %% [markdown]
+# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
+# values the book measured with three seeds (stored with the answers, with the rule that widened them).
+# Each run takes a few seconds on a CPU.
+#
+# **09.5** Remove the residual at the paper's depth. The function below trains a 6-layer post-norm stack
+# (width 32, 4 heads, d_ff = 64; the sublayers are those of `EncoderLayer`, and the loop writes out the
+# layer's forward pass so that the "+ x" can be switched off) to reverse 8 symbols, for 150 updates of 32
+# sequences at lr 3e-3, and returns the mean training loss of the last 20 updates. Run it as it is, then
+# with `residual=False`, and measure the loss without the residual. Compare it with ln 8, the loss of a
+# uniform guess among the 8 symbols.
+
+# %%
+from tformer.book.exercises import check_measured
+
+
+def reversal_loss(seed: int, residual: bool = True, depth: int = 6, num_updates: int = 150) -> float:
+    """Train a post-norm stack (width 32) to reverse 8 symbols; return the mean loss of the last 20 updates."""
+    seed_everything(seed)
+    pairs = reverse_task(32 * num_updates, 8, num_symbols=8, seed=seed)
+    sources = torch.tensor([s for s, _ in pairs])  # (N, L)
+    targets = torch.tensor([t for _, t in pairs])  # (N, L)
+    embed, positions = nn.Embedding(task_vocab_size(8), 32), SinusoidalPositionalEncoding(32)
+    layers = nn.ModuleList(EncoderLayer(32, 4, 64) for _ in range(depth))  # post-norm, no dropout
+    head = nn.Linear(32, task_vocab_size(8))
+    optimizer = torch.optim.Adam([*embed.parameters(), *layers.parameters(), *head.parameters()], lr=3e-3)
+    losses = []
+    for step in range(num_updates):
+        batch = slice(32 * step, 32 * (step + 1))
+        x = positions(embed(sources[batch]))  # (B, L, D)
+        for layer in layers:  # EncoderLayer's post-norm forward, with the "+ x" optional
+            copy = x if residual else 0.0
+            x = layer.norm1(copy + layer.self_attn(x, x, x)[0])
+            copy = x if residual else 0.0
+            x = layer.norm2(copy + layer.ffn(x))
+        loss = F.cross_entropy(head(x).flatten(0, 1), targets[batch].flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return sum(losses[-20:]) / 20
+
+
+measured = None  # replace with your measurement, e.g. reversal_loss(seed=0, residual=...)
+if measured is not None:
+    check_measured("09.5", measured)
+
+# %% [markdown]
+# **09.6** Post-norm or pre-norm, twice as deep as section 7. The function below builds a 96-layer
+# `Encoder` (width 32, 4 heads, d_ff = 64) with pre-norm and its final LayerNorm, computes the loss gradient
+# on one batch of 64 reversals at initialisation, and returns the gradient norm of the first layer's
+# parameters divided by that of the last layer's. Run it with `norm_first=False` (the paper's post-norm) and
+# measure. Compare it with the pre-norm run and with section 7's 48-layer stacks.
+
+# %%
+def first_to_last_gradient(seed: int, norm_first: bool = True, depth: int = 96) -> float:
+    """At initialisation: ‖gradient of layer 1's parameters‖ / ‖gradient of the last layer's‖."""
+    seed_everything(seed)
+    pairs = reverse_task(64, 8, num_symbols=8, seed=seed)
+    sources = torch.tensor([s for s, _ in pairs])  # (B, L)
+    targets = torch.tensor([t for _, t in pairs])  # (B, L)
+    embed, positions = nn.Embedding(task_vocab_size(8), 32), SinusoidalPositionalEncoding(32)
+    stack = Encoder(depth, 32, 4, 64, norm_first=norm_first)  # pre-norm adds the final LayerNorm
+    head = nn.Linear(32, task_vocab_size(8))
+    x, _ = stack(positions(embed(sources)))  # (B, L, D)
+    F.cross_entropy(head(x).flatten(0, 1), targets.flatten()).backward()
+    first, last = (torch.sqrt(sum(p.grad.pow(2).sum() for p in stack.layers[i].parameters())) for i in (0, -1))
+    return (first / last).item()
+
+
+measured = None  # replace with your measurement, e.g. first_to_last_gradient(seed=0, norm_first=...)
+if measured is not None:
+    check_measured("09.6", measured)
+
+# %% [markdown]
+# **Why?** The stack of exercise 09.5 keeps its LayerNorms when the residual goes, so every vector it passes
+# on is normalised again (mean 0 and standard deviation 1 before the learned scale and shift): nothing
+# explodes and nothing shrinks to zero. Why, then, does it stay at the loss of a uniform guess? Think about
+# what attention does to the differences between positions, then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# LayerNorm fixes the *size* of each position's vector, not what tells one position from another. Without
+# the "+ x", attention replaces the vector at every position by a weighted average of the same set of value
+# vectors. Averages of the same things resemble each other, so the outputs at different positions are
+# closer to one another than the inputs were. The FFN and LayerNorm then act on each position separately
+# (section 3): they transform and rescale each vector, but they cannot restore a difference between two
+# positions that the averaging has already removed; LayerNorm maps two nearly equal vectors to two nearly
+# equal vectors. Layer after layer the positions merge, which is the rank collapse of Dong et al. (2021);
+# section 6 measured it at the top of a 16-layer stack before any training. Once every position carries
+# nearly the same vector, the output layer makes nearly the same prediction everywhere, and reversal, where
+# position i needs the symbol at position 7 − i, cannot be learned (at most, which symbols occur somewhere
+# in the sequence; your run stayed at the loss of a uniform guess, so it did not get even that far). In 150
+# updates training did not repair the collapse, and the way back explains why it is hard: the gradient has
+# to come back through the same chain, every layer's averaging and every sublayer, with no bypass, so the
+# layers near the input, which would have to keep the positions apart, receive the least (section 6
+# watched it shrink layer by layer). With the residual, each position's own
+# vector bypasses the averaging and survives any number of layers, and the identity path carries the
+# gradient straight down.
+#
+# </details>

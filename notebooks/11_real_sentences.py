@@ -725,7 +725,8 @@ plt.show()
 #   score against the data, not against Chinese.
 #
 # ## Exercises
-#
+
+# %% [markdown]
 # **Why?** The tagger attends in both directions: the vector of 了 is built from the characters before *and*
 # after it. Chapter 10's decoder could not do that (its causal mask hides what comes later). Why is seeing
 # the right-hand side allowed here, and when would it not be? Think it through, then open the worked answer.

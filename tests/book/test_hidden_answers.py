@@ -27,6 +27,8 @@ WITH_WHY = {
     "05_hand_calculation",
     "06_self_attention_and_masks",
     "07_multi_head_attention",
+    "08_positional_encoding",
+    "09_transformer_block",
     "11_real_sentences",
 }
 

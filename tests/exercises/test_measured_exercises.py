@@ -8,6 +8,7 @@ functions in the chapters' exercise sections, and the tests check the range foll
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import math
 from importlib import resources
@@ -49,7 +50,7 @@ def load_script():
 
 
 # Chapters whose exercise section has its run-it exercises so far (issue 14); the rest follow.
-WITH_RUN_IT = ("01", "02", "03", "04", "05", "06", "07")
+WITH_RUN_IT = ("01", "02", "03", "04", "05", "06", "07", "08", "09")
 
 
 @pytest.mark.parametrize("chapter", WITH_RUN_IT)
@@ -100,6 +101,14 @@ def test_the_chapter_defines_the_function_and_the_checker_cell(exercise_id: str)
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
+def test_the_script_loads_the_function_from_the_chapter(exercise_id: str) -> None:
+    script = load_script()
+    spec = script.EXERCISES[exercise_id]
+    function = script.load_function(spec["notebook"], spec["function"], tuple(spec.get("uses", ())))  # the imports and one cell, no call
+    assert {"seed", *spec["change"]} <= set(inspect.signature(function).parameters)
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
 def test_a_right_measurement_is_accepted(exercise_id: str, capsys: pytest.CaptureFixture[str]) -> None:
     entry = ENTRIES[exercise_id]
     for value in entry["seed_values"]:
@@ -119,6 +128,14 @@ def test_the_unchanged_run_is_rejected_with_an_explanation(exercise_id: str, cap
     assert len(out.splitlines()) == 1  # one line
     side, meaning = ("too low", entry["too_low"]) if control < entry["low"] else ("too high", entry["too_high"])
     assert f"is {side} for the range" in out and meaning in out and f"Hint: {entry['hint']}" in out
+
+
+@pytest.mark.parametrize("exercise_id", IDS)
+def test_every_seed_of_the_unchanged_run_lies_outside_the_range(exercise_id: str) -> None:
+    # The change separates from its control in every seed, not only on average.
+    entry = ENTRIES[exercise_id]
+    assert all(not entry["low"] <= value <= entry["high"] for value in entry["control"])
+    assert max(entry["control"]) < min(entry["seed_values"]) or min(entry["control"]) > max(entry["seed_values"])
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
