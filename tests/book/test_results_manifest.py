@@ -112,7 +112,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("09_transformer_block", "1.05 M parameters"): "the seed article's claim, which the chapter then computes",
     ("09_transformer_block", "200 steps"): "setting: the depth experiment's training budget",
     ("10_encoder_decoder", "50 steps"): "setting: the averaging window of final_loss",
-    ("10_encoder_decoder", "8 seconds"): "setting: BUDGET_S, the equal-time budget of the comparison",
     ("11_three_families", "15%"): "paper: BERT's masking rate (Devlin et al. 2019, §3.1), also the code's",
     ("11_three_families", "80%"): "paper: BERT's 80/10/10 rule (Devlin et al. 2019, §3.1)",
     ("11_three_families", "10%"): "paper: BERT's 80/10/10 rule; setting: the warm-up fraction",
@@ -140,7 +139,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("15_summary", "4×"): "structure: 4 gate blocks (the marked lstm_ratio)",
     ("15_summary", "3×"): "structure: 3 gate blocks (the marked gru_ratio)",
     ("15_summary", "10%"): "constant: MAX_RELATIVE_TOL of tformer.book.results, the tolerance rule",
-    ("15_summary", "8 seconds"): "setting: chapter 10's BUDGET_S, the equal-time budget of its comparison",
     ("15_summary", "13 seconds"): "setting: chapter 11's LM_BUDGET_S, the equal-time budget of its character models",
 }
 
