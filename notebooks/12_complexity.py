@@ -81,11 +81,11 @@ print(f"device: {device.type}")
 # | encoder-decoder attention costs O(n²·d) + O(n·m·d) | §1 (corrected: the decoder's own m²·d term is missing) |
 # | "when n < d, attention costs less than an RNN" | §2 (true for the n²·d term; a full layer is another story) |
 # | doubling the length quadruples attention's cost | §3 |
-# | attention needs O(1) sequential steps, an RNN O(n) — "an order of magnitude faster to train" | §4, §6 |
+# | attention needs O(1) sequential steps, an RNN O(n) — "an order of magnitude faster to train" | §4 counts the steps; the training speed-up is not measured here (one CPU core; §6 says why) |
 # | space: attention O(n²), RNN O(d) | §5 (RNN corrected: training keeps O(n·d)) |
 # | GPT-2 at 1024 tokens stores "about 4M" attention weights, 16M at 2048, 64M at 4096 | §7 (corrected: 1M, 4M, 16M) |
 # | path length: attention O(1), RNN O(n), CNN O(log n) | §8 (CNN: O(n/k) with plain kernels, O(log_k n) only when dilated) |
-# | an RNN's signal decays along its path; "beyond 20–30 words it is lost" | §8 counts the steps; chapter 01 measures the decay |
+# | an RNN's signal decays along its path; dependencies "beyond 20–30 words basically cannot be passed on effectively" | §8 counts the steps; chapter 01 measures the decay |
 # | "GPU utilisation close to 100%" for attention, "extremely low" for RNNs | §6, measured on this machine |
 
 # %% [markdown]
@@ -103,7 +103,9 @@ print(f"device: {device.type}")
 # - **convolution** with kernel k and d → d channels: each position is a (1 × kd)(kd × d) product → 2knd².
 #
 # `tformer.analysis.complexity` holds these formulas with their sources. Instead of trusting them, we let
-# torch count the FLOPs of real layers and compare.
+# torch count the FLOPs of real layers and compare. Torch's `FlopCounterMode` counts matrix products and
+# convolutions only; the softmax, the tanh and the gates' element-wise arithmetic are not in its numbers (nor
+# in the formulas): they grow like n² (softmax) or n·d (gates), one power of d below the products they accompany.
 
 # %%
 from tformer.analysis.complexity import (
@@ -150,11 +152,13 @@ gru_ratio = results.record("gru_ratio", rows[4][1] / rows[2][1])
 print(f"LSTM / RNN = {lstm_ratio}, GRU / RNN = {gru_ratio}")
 
 # %% [markdown]
-# Every formula matches torch's count exactly, and the seeds' constants are right: an LSTM layer costs
-# **4.0**<!-- result: lstm_ratio -->× an RNN layer and a GRU **3.0**<!-- result: gru_ratio -->×.
+# Every formula matches torch's count exactly, and the seeds' constants are right: in matrix-product FLOPs
+# an LSTM layer costs **4.0**<!-- result: lstm_ratio -->× an RNN layer and a GRU **3.0**<!-- result: gru_ratio -->×.
 #
 # One of the seeds' tables also gives the attention cost of whole architectures, with the encoder-decoder
-# row as O(n²·d) + O(n·m·d) for a source of n and a target of m tokens. Count it: in a real encoder-decoder
+# row as O(n²·d) + O(n·m·d) for a source of n and a target of m tokens, and O(L·(n² + n·m)·d) for a stack.
+# The seed's L is the number of layers; in this book L is a length, so we write N for the number of layer
+# pairs, as the paper does. Count it: in a real encoder-decoder
 # the attention matrix products (torch's `bmm`) come from three places per layer pair — encoder
 # self-attention (n²), decoder self-attention (m²) and cross-attention (n·m).
 
@@ -162,7 +166,7 @@ print(f"LSTM / RNN = {lstm_ratio}, GRU / RNN = {gru_ratio}")
 from tformer.models import Transformer
 
 seed_everything(0)
-layers, d_model, n_src, m_tgt = 2, 32, 9, 5
+layers, d_model, n_src, m_tgt = 2, 32, 9, 5  # N = 2 encoder and 2 decoder layers
 model = Transformer(50, 50, d_model=d_model, num_heads=4, num_encoder_layers=layers,
                     num_decoder_layers=layers, d_ff=64, dropout=0.0).eval()
 src, tgt = torch.randint(1, 50, (1, n_src)), torch.randint(1, 50, (1, m_tgt))
@@ -172,16 +176,16 @@ bmm_flops = sum(v for op, v in counter.get_flop_counts()["Global"].items() if "b
 seed_formula = layers * 4 * d_model * (n_src**2 + n_src * m_tgt)
 full_formula = layers * 4 * d_model * (n_src**2 + m_tgt**2 + n_src * m_tgt)
 print(f"attention products counted by torch: {bmm_flops:,}")
-print(f"seed's formula L·4d·(n² + n·m):       {seed_formula:,}")
-print(f"with the decoder term L·4d·(n² + m² + n·m): {full_formula:,}")
+print(f"seed's formula N·4d·(n² + n·m):       {seed_formula:,}")
+print(f"with the decoder term N·4d·(n² + m² + n·m): {full_formula:,}")
 assert bmm_flops == full_formula != seed_formula
 missing_share = results.record("encdec_missing_share", 100 * (full_formula - seed_formula) / full_formula)
 print(f"the seed's formula misses {missing_share:.1f}% of the attention products")
 
 # %% [markdown]
-# The count agrees with L·4d·(n² + **m²** + n·m): the seed's row forgets the decoder's own masked
+# The count agrees with N·4d·(n² + **m²** + n·m): the seed's row forgets the decoder's own masked
 # self-attention, which here is **16.6**<!-- result: encdec_missing_share -->% of the attention products
-# (for m ≈ n it is a third). Corrected: an encoder-decoder costs O(L·(n² + m² + n·m)·d) in attention.
+# (for m ≈ n it is a third). Corrected: an encoder-decoder costs O(N·(n² + m² + n·m)·d) in attention.
 
 # %% [markdown]
 # ## 2 · When is attention cheaper? The n = d crossover in FLOPs
@@ -273,7 +277,7 @@ assert ceiling > 0
 # %% [markdown]
 # Now the three layers at width d = 256 over lengths from 64 to 2048 tokens (batch 1 on a CPU): the attention
 # core (tformer's `scaled_dot_product_attention`, one head of width d — the term Table 1 counts), torch's
-# `nn.RNN` (a compiled loop over time, the fastest RNN we have) and `nn.Conv1d` with k = 3.
+# `nn.RNN` (its loop over time runs in torch's C++ code, the fastest RNN we have) and `nn.Conv1d` with k = 3.
 
 # %% tags=["nbval-ignore-output"]
 seed_everything(0)
@@ -365,9 +369,10 @@ plt.show()
 
 # %% [markdown]
 # At equal FLOPs (n = d) the RNN is the slower layer, and the time crossover sits at a longer length than
-# n = d. The reason is not the FLOP count but the arithmetic *shape*: the RNN spends its FLOPs in n small
-# vector-matrix products that must run one after another, each re-reading the d × d weights, while the
-# attention core spends them in two large products. The dotted line shows what attention's FLOPs would cost
+# n = d. The reason is not the FLOP count but the arithmetic *shape*. Half of the RNN's FLOPs, the input
+# products x_t W_ih, torch does for all steps at once as one large product (section 4 counts it); the other
+# half, h_{t−1} W_hh, are n small vector-matrix products that must run one after another, each re-reading the
+# d × d weights. The attention core spends all of its FLOPs in two large products. The dotted line shows what attention's FLOPs would cost
 # at the RNN's (lower) rate. Section 6 measures those rates against the ceiling.
 #
 # **Against the width d.** Predicted: attention's core grows with d¹ (at fixed n), the RNN and convolution
@@ -414,11 +419,15 @@ for name, slope in slopes_d.items():
         assert abs(slope - predicted_d[name]) <= 0.3, (name, slope)
     else:
         print(f"  (not asserted: the fastest fitted call of {name} is below 1 ms, launch overhead still counts)")
+narrow = [i for i, w in enumerate(d_values) if w <= fit_from_d]  # left of the fit region
+print(f"RNN slope left of the fit region (d = {d_values[narrow[0]]}–{d_values[narrow[-1]]}): "
+      f"{loglog_slope([d_values[i] for i in narrow], [times_d['RNN'][i] for i in narrow]):.2f}")
 
 # %% [markdown]
 # Both halves of Table 1's cost column check out on the clock: attention is quadratic in length and linear
-# in width, recurrence and convolution the other way round. (Below d ≈ n the RNN's slope flattens: each of
-# its small steps then costs more in fixed overhead than in arithmetic.)
+# in width, recurrence and convolution the other way round. (Left of the fit region the RNN's curve is
+# flatter in the stored run, its slope printed last above: at small widths each of its n steps pays a fixed
+# overhead that does not grow with d², so d² shows only once the products are large.)
 
 # %% [markdown]
 # ## 4 · Sequential operations: n steps against one product
@@ -456,7 +465,7 @@ _ = results.record("att_products_32", att_products)
 # %%
 def rnn_input_first(rnn: RNN, x: torch.Tensor) -> torch.Tensor:
     """The same RNN, with every step's input product x_t W_ih done at once before the loop: (B, n, D) -> h_n."""
-    input_part = torch.nn.functional.linear(x, rnn.weight_ih_l0, rnn.bias_ih_l0)  # (B, n, H_hid): one product
+    input_part = torch.nn.functional.linear(x, rnn.weight_ih_l0, rnn.bias_ih_l0)  # (B, n, d): one product
     h = torch.zeros(x.shape[0], rnn.hidden_size)
     for t in range(x.shape[1]):  # only h_{t-1} W_hh waits for the previous step
         h = torch.tanh(input_part[:, t] + torch.nn.functional.linear(h, rnn.weight_hh_l0, rnn.bias_hh_l0))
@@ -471,11 +480,18 @@ waiting_32 = results.record("rnn_waiting_32", sequential_operations("rnn", 32))
 print(f"n = 32, input products done first: {hoisted_products} matrix products "
       f"(1 for all the inputs + {waiting_32} that wait for the previous step)")
 assert hoisted_products == 1 + waiting_32
+torch_rnn = nn.RNN(16, 16, batch_first=True)  # torch's own RNN, as timed in section 3
+torch_ops = count_operators(partial(torch_rnn, x))
+torch_products = results.record("torch_rnn_products_32", torch_ops["mm"] + torch_ops["addmm"] + torch_ops["bmm"])
+print(f"n = 32, torch's nn.RNN on the CPU: {torch_products} matrix products")
+assert torch_products == 1 + waiting_32  # torch's CPU kernel does the same
 
 # %% [markdown]
 # At n = 32 the RNN issues **64**<!-- result: rnn_products_32 --> matrix products, two per step; the
 # **32**<!-- result: rnn_waiting_32 --> recurrent ones (h_{t−1} W_hh) each wait for the previous step's
-# output, and no rearrangement removes that chain. Attention issues **2**<!-- result: att_products_32 -->, at
+# output, and no rearrangement removes that chain. Torch's own `nn.RNN` already does the input products
+# first on a CPU: at n = 32 it issues **33**<!-- result: torch_rnn_products_32 --> products, one for all
+# the inputs and the 32 that wait. Attention issues **2**<!-- result: att_products_32 -->, at
 # any length, and neither waits for a position. On hardware with thousands of parallel lanes this is what
 # matters: two big products can fill the device, a chain of n small dependent ones cannot (sections 3 and
 # 6 measure what the chain costs on this machine).
@@ -526,8 +542,10 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# Attention's memory grows with slope **1.91**<!-- result: mem_slope_att --> (the n × n scores and softmax
-# weights, both kept for the backward pass), the RNN's with slope **1.00**<!-- result: mem_slope_rnn -->. One
+# Attention's memory grows with slope **1.91**<!-- result: mem_slope_att --> (at the peak the n × n scores and
+# the softmax weights are alive together, while the softmax turns one into the other; the weights then stay
+# for the backward pass, which needs them, while the scores are freed), the RNN's with slope
+# **1.00**<!-- result: mem_slope_rnn -->. One
 # seed's table gives the RNN's space as O(d): true only for inference that keeps the running state and
 # discards the outputs. Training must keep all n hidden states for backpropagation through time, O(n·d).
 
@@ -555,14 +573,17 @@ ax.set_xlabel("achieved GFLOP/s")
 ax.set_title(f"Arithmetic rate at n = {n_at}, d = {D_N} ({device.type})")
 ax.legend(fontsize=8)
 plt.show()
-assert achieved["RNN"] < achieved["self-attention core"]
+assert achieved["RNN"] < 0.5 * achieved["self-attention core"]
 torch.set_num_threads(threads)  # timing is over: restore torch's settings
 torch.backends.mkldnn.enabled = onednn
 
 # %% [markdown]
-# The attention core and the convolution run near the ceiling (the ceiling is a practical one, measured on
-# a single 1024 × 1024 product, so a layer can land slightly above it); the RNN runs well below it, because every step re-reads its weights to multiply a
-# single vector. That gap, not the FLOP count, is why the RNN is slower at equal FLOPs. On a GPU the
+# In the stored run the attention core and the convolution run near the ceiling (the ceiling is a practical
+# one, measured on a single 1024 × 1024 product, so a layer can land slightly above it); the RNN reaches less
+# than half the attention core's rate (the cell asserts that bound on every run). Section 4 showed why: torch
+# does the RNN's input products for all steps as one large product, but the other half of its FLOPs are n
+# products of a single vector by W_hh, each re-reading the weights and each waiting for the one before.
+# That gap, not the FLOP count, is why the RNN is slower at equal FLOPs. On a GPU the
 # ceiling is set by thousands of lanes that a single vector per step cannot fill, so we expect the gap to
 # widen there, but the stored run cannot show it: the "order of magnitude" of the seeds depends on the
 # hardware, and the cell above measures it on yours. (A measurement on one core says nothing about
@@ -604,13 +625,17 @@ _ = results.record("gpt2_total_mib", attention_matrix_bytes(1024, num_heads=12, 
 # **16,777,216**<!-- result: w4096 --> (16×). One seed says "about 4M, 16M, 64M": the ratios are right but
 # every count is 4× too large — it seems to have confused the 4 *MiB* with 4 M *weights*. Summed over GPT-2
 # small's 12 layers × 12 heads, training at 1024 tokens keeps **576**<!-- result: gpt2_total_mib --> MiB of
-# attention weights per sequence in float32 — before activations, gradients or optimiser state.
+# attention weights per sequence in float32 — before activations, gradients or optimiser state — when the
+# weights are stored for the backward pass, as `tformer`'s attention does. Fused kernels such as
+# FlashAttention never store them and recompute them in the backward pass instead (chapter 13).
 
 # %% [markdown]
 # ## 8 · Maximum path length, followed by the gradient
 #
 # "Path length" is how many layers (or recurrent steps) a signal crosses between two positions. Autograd
-# can show it: output position j depends on input position i exactly when ∂y_j/∂x_i ≠ 0. First, one layer
+# can show it: a non-zero ∂y_j/∂x_i proves that output position j depends on input position i. A zero
+# could in principle be an accident (a dead ReLU), but these layers are smooth (softmax, tanh, convolutions
+# without activations) with random weights, so here a zero means there is no path. First, one layer
 # of each kind over n = 16 positions: which inputs reach the last output?
 
 # %%
@@ -694,8 +719,9 @@ _ = results.record("dilated_layers_16", measured_paths["conv k=3, dilations 1, 3
 # %% [markdown]
 # Over 16 positions a stack of contiguous k = 3 convolutions needs **8**<!-- result: conv_layers_16 -->
 # layers (⌈(n − 1)/(k − 1)⌉, growing like n/k), and only dilated ones reach in **3**<!-- result:
-# dilated_layers_16 --> (⌈log₃ 16⌉). The seeds' "CNN: O(log n)" is the dilated case; Table 1 of the paper
-# says so, and plain convolutions need O(n/k).
+# dilated_layers_16 --> (⌈log₃ 16⌉). The seeds' "CNN: O(log n)" is the dilated case: Table 1 of the paper
+# lists O(log_k(n)) for convolutions, and its §4 explains that this needs dilated convolutions, while
+# contiguous kernels need O(n/k) layers.
 #
 # For the RNN the question is how many times the signal passes through the recurrent matrix W_hh. Scale
 # W_hh by a small ε: every pass multiplies the gradient by about ε, so ‖∂y_{n−1}/∂x_i‖ ∝ ε^(number of passes).
@@ -733,15 +759,17 @@ _ = results.record("rnn_passes_0", passes[0])
 # ## Recap
 #
 # - FLOPs: attention core 4n²d (+8nd² projections), RNN 4nd² (LSTM ×4, GRU ×3), convolution 2knd² —
-#   each equal to torch's own count. An encoder-decoder's attention costs L·4d·(n² + m² + n·m).
+#   each equal to torch's own count. An encoder-decoder's attention costs N·4d·(n² + m² + n·m)
+#   for N layer pairs.
 # - The n = d crossover is real for the terms Table 1 compares, not for whole layers: a full attention layer
 #   never undercuts an Elman RNN in FLOPs, and beats an LSTM only while n < 2d.
 # - Measured on the clock: attention's time grows with slope ≈ 2 in n and ≈ 1 in d, the RNN's and
-#   convolution's with ≈ 1 in n and ≈ 2 in d. At equal FLOPs the RNN is still slower: its n dependent
-#   small products run far below the machine's matrix-multiply ceiling.
+#   convolution's with ≈ 1 in n and ≈ 2 in d. At equal FLOPs the RNN is still slower: half its FLOPs are n
+#   dependent vector-matrix products, and the layer runs at less than half the attention core's rate.
 # - Memory: attention keeps n² weights per head per layer (4<!-- result: mib1024 --> MiB at n = 1024 in float32; 576<!-- result: gpt2_total_mib --> MiB for GPT-2
 #   small's whole stack); an RNN keeps n·d in training, O(d) only when streaming.
-# - Path length: one attention layer connects all pairs; convolutions need n/k layers (log_k n if dilated);
+# - Path length: one attention layer connects all pairs; convolutions need ⌈(n − 1)/(k − 1)⌉ layers, O(n/k)
+#   (O(log_k n) if dilated);
 #   an RNN's signal crosses n − 1 recurrent steps.
 #
 # ## Exercises

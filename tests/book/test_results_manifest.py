@@ -114,7 +114,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("09_transformer_block", "1.05 M parameters"): "the seed article's claim, which the chapter then computes",
     ("09_transformer_block", "200 steps"): "setting: the depth experiment's training budget",
     ("10_encoder_decoder", "50 steps"): "setting: the averaging window of final_loss",
-    ("10_encoder_decoder", "8 seconds"): "setting: BUDGET_S, the equal-time budget of the comparison",
     ("11_real_sentences", "5%"): "setting: the smallest label fraction (FRACTIONS); also the warm-up fraction",
     ("11_real_sentences", "20%"): "setting: a label fraction (FRACTIONS)",
     ("11_real_sentences", "100%"): "setting: all the labels (FRACTIONS); and a perfect score, in prose",
@@ -152,7 +151,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("15_summary", "4×"): "structure: 4 gate blocks (the marked lstm_ratio)",
     ("15_summary", "3×"): "structure: 3 gate blocks (the marked gru_ratio)",
     ("15_summary", "10%"): "constant: MAX_RELATIVE_TOL of tformer.book.results, the tolerance rule",
-    ("15_summary", "8 seconds"): "setting: chapter 10's BUDGET_S, the equal-time budget of its comparison",
     ("15_summary", "13 seconds"): "setting: chapter 11's LM_BUDGET_S, the equal-time budget of its character models",
 }
 
