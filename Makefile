@@ -12,7 +12,7 @@ NBVAL := --nbval --nbval-current-env --nbval-cell-timeout 900 --nbval-sanitize-w
 ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # Chapters that run in under 30 s. `make test` runs them a second time with torch's default thread count, as a
 # reader's `pytest --nbval` on a laptop would: a stored output must not depend on the thread count.
-FAST := 00 03 04 05 06 07 12
+FAST := 00 03 04 05 06 13
 FAST_NB := $(foreach n,$(FAST),$(wildcard notebooks/$(n)_*.ipynb))
 # Running as root (containers, CI) needs --allow-root; a normal user does not.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)

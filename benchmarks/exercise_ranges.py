@@ -48,6 +48,7 @@ EXERCISES: dict[str, dict] = {
     "01.6": {
         "notebook": "01_rnn_baselines",
         "function": "rnn_factor_per_step",
+        "uses": ["factor_per_step"],
         "change": {"orthogonal": True},
         # Seeded float64 arithmetic: the seeds spread by about 1%; 3% of the mean on each side leaves room for
         # another machine and rejects the default initialisation (about 0.46).

@@ -592,7 +592,7 @@ plt.show()
 #   There is no wall to see here.
 # - What attention removes is the *chain*: its L positions have no step-to-step dependency, so hardware
 #   with many parallel lanes can compute them at once, while an RNN must spend L dependent steps whatever
-#   the hardware. Whether that pays off is a question for such hardware: chapter 12 counts the dependent
+#   the hardware. Whether that pays off is a question for such hardware: chapter 13 counts the dependent
 #   steps and measures the quadratic cost attention pays in return.
 #
 # ## 6. How far back can each cell remember?
@@ -824,6 +824,14 @@ if your_answer is not None:
 from tformer.book.exercises import check_measured
 
 
+def factor_per_step(norms: torch.Tensor) -> float:
+    """10 to the least-squares slope of log10 ‖∂h_T/∂h_t‖ against the distance T − t (norms: (L,), t = 1..L)."""
+    dist = torch.arange(len(norms) - 1, 0, -1, dtype=torch.float64)  # distances T − t ≥ 1
+    y = torch.log10(norms[:-1])
+    slope = ((dist - dist.mean()) * (y - y.mean())).sum() / ((dist - dist.mean()) ** 2).sum()
+    return float(10**slope)
+
+
 def lstm_factor_per_step(seed: int, forget_bias: float = 0.0, hidden_size: int = 32, length: int = 60) -> float:
     """Fitted factor per step of ‖∂s_T/∂s_t‖ for an LSTM at initialisation, forget-gate bias raised by forget_bias."""
     torch.manual_seed(seed)
@@ -832,10 +840,7 @@ def lstm_factor_per_step(seed: int, forget_bias: float = 0.0, hidden_size: int =
         cell.bias_ih_l0[hidden_size : 2 * hidden_size] += forget_bias  # blocks i, f, g, o: f is the second
     inputs = torch.randn(length, hidden_size, dtype=torch.float64)  # (L, D_in)
     norms = hidden_state_jacobian_norms(cell, inputs)  # (L,), entry k is t = k + 1
-    dist = torch.arange(length - 1, 0, -1, dtype=torch.float64)  # distances T − t ≥ 1
-    y = torch.log10(norms[:-1])
-    slope = ((dist - dist.mean()) * (y - y.mean())).sum() / ((dist - dist.mean()) ** 2).sum()
-    return float(10**slope)
+    return factor_per_step(norms)
 
 
 measured = None  # replace with your measurement, e.g. lstm_factor_per_step(seed=0, forget_bias=...)
@@ -861,10 +866,7 @@ def rnn_factor_per_step(seed: int, orthogonal: bool = False, hidden_size: int = 
             nn.init.orthogonal_(cell.weight_hh_l0)  # every singular value of W_hh is 1
     inputs = torch.randn(length, hidden_size, dtype=torch.float64)  # (L, D_in)
     norms = hidden_state_jacobian_norms(cell, inputs)  # (L,), entry k is t = k + 1
-    dist = torch.arange(length - 1, 0, -1, dtype=torch.float64)  # distances T − t ≥ 1
-    y = torch.log10(norms[:-1])
-    slope = ((dist - dist.mean()) * (y - y.mean())).sum() / ((dist - dist.mean()) ** 2).sum()
-    return float(10**slope)
+    return factor_per_step(norms)
 
 
 measured = None  # replace with your measurement, e.g. rnn_factor_per_step(seed=0, orthogonal=...)

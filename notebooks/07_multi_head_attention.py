@@ -144,7 +144,7 @@ with torch.no_grad():
 # %% [markdown]
 # The shape goes (B, L, 512) → (B, 8, L, 64) → (B, 8, L, L) → (B, 8, L, 64) → (B, L, 512): what comes out
 # has the shape of what went in, which is what lets layers be stacked. The (B, H, L, L) score tensor is where
-# the cost quadratic in L lives (chapter 12).
+# the cost quadratic in L lives (chapter 13).
 #
 # `transpose` makes the tensor non-contiguous in memory, so merging back uses `reshape` (which copies when
 # it must) rather than `view`. Now the packaged module, with the same weights. (The

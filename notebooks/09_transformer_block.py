@@ -384,7 +384,7 @@ assert (B, H, L, L) in [shape for _, _, shape in trace.rows]
 # - Q is multiplied by 1/√64 (chapter 05's scaling, applied to Q, which costs L·Dh multiplications instead
 #   of L·S: cheaper once sentences are longer than Dh = 64 tokens, not in this 10-token example), and
 #   Q Kᵀ gives the scores **(B, 8, L, L)**, one L × L table per head and sentence (the source of the O(L²) cost
-#   in chapter 12); softmax keeps that shape;
+#   in chapter 13); softmax keeps that shape;
 # - the padding mask is applied with `where`: the fill value (−inf, or 0 in a row with no key), of shape
 #   (B, 1, 1, 1) after a `where` and a `to` (dtype), broadcasts over the (B, 8, L, L) scores; after the
 #   softmax `masked_fill` zeroes any row that has no key at all;
@@ -910,7 +910,7 @@ print(f"biases of the attention projections and FFNs: {layer_biases:,}")
 # of an *encoder layer*; decoder layers (half FFN) and the **18.9**<!-- result: embedding_m --> M-parameter
 # embedding pull the total down.
 # The qualitative point stands: outside the embedding, the FFNs are the largest single part, which is why
-# mixture-of-experts models (chapter 13) make the FFN sparse.
+# mixture-of-experts models (chapter 14) make the FFN sparse.
 
 # %% [markdown]
 # ## Recap

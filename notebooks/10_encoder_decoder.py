@@ -890,7 +890,7 @@ assert sum(beam_gain) > 0  # on average over the seeds the beam helps these mode
 #   most 34.2%<!-- result: rnn_bahdanau_em.max -->. That says which model learns fastest, not which ends best:
 #   longer budgets were not run three times here.
 #
-# Next: chapter 11 keeps the same blocks and changes only the masks, to get BERT-style and GPT-style models.
+# Next: chapter 12 keeps the same blocks and changes only the masks, to get BERT-style and GPT-style models.
 #
 # ## Exercises
 #

@@ -1,6 +1,6 @@
 """Turning a trained model into output sequences: greedy search, beam search, sampling, the KV cache.
 
-Introduced in ``10_encoder_decoder`` (greedy, beam, KV cache) and ``11_three_families`` (sampling). The
+Introduced in ``10_encoder_decoder`` (greedy, beam, KV cache) and ``12_three_families`` (sampling). The
 encoder-decoder functions work with any model that has ``encode(src) -> memory``,
 ``decode(tgt_in, memory, src_padding, cache=...) -> logits``, ``new_cache()`` and ``pad_id``, such as
 :class:`tformer.models.Transformer`. They run under ``torch.no_grad()`` and leave train/eval mode to the

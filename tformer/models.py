@@ -1,6 +1,6 @@
 """The three Transformer families on one set of blocks: encoder-decoder, decoder-only, encoder-only.
 
-Introduced in ``10_encoder_decoder`` (:class:`Transformer`, Vaswani et al. 2017) and ``11_three_families``
+Introduced in ``10_encoder_decoder`` (:class:`Transformer`, Vaswani et al. 2017) and ``12_three_families``
 (:class:`DecoderOnlyTransformer`, GPT-style; :class:`EncoderOnlyTransformer`, BERT-style). What separates the
 families is the mask: the encoder sees the whole sequence, the decoder only the past.
 
@@ -147,7 +147,7 @@ class ModelConfig:
 
     **One norm placement, activation and final norm for all three families.** BERT and GPT-1 were post-norm
     too (GELU instead of ReLU, learned positions); GPT-2 and later moved to pre-norm. The book's default is the
-    2017 block for every family, so that a comparison between families (chapter 11) is a comparison of masks and
+    2017 block for every family, so that a comparison between families (chapter 12) is a comparison of masks and
     nothing else; set ``norm_first=True`` (pre-norm, which trains deeper stacks more easily, chapter 09),
     ``activation="gelu"`` or ``positional="learned"`` on any of them alike.
 

@@ -26,7 +26,7 @@ MUST_SHOW = {
     "02_seq2seq_bottleneck": {"Seq2SeqRNN.encode", "Seq2SeqRNN.forward", "BahdanauAttention.forward"},
     "10_encoder_decoder": {"Transformer._encode", "Transformer._decode", "Transformer.forward"},
     "11_real_sentences": {"EncoderOnlyTransformer.encode", "mask_tokens", "pretrain_mlm"},
-    "11_three_families": {"_TokenStack.forward", "EncoderOnlyTransformer.encode", "DecoderOnlyTransformer.forward"},
+    "12_three_families": {"_TokenStack.forward", "EncoderOnlyTransformer.encode", "DecoderOnlyTransformer.forward"},
 }
 
 
@@ -93,7 +93,7 @@ def test_diagrams_sit_where_their_idea_is_taught() -> None:
     expected = {
         "unrolled_rnn": "01", "lstm_cell": "01", "gru_cell": "01", "seq2seq_bottleneck": "02",
         "seq2seq_attention": "02", "scan_score_mix": "03", "qkv_dictionary": "04", "masks": "06",
-        "multi_head": "07", "transformer_block": "09", "kv_cache": "10", "three_families": "11", "gqa": "13",
+        "multi_head": "07", "transformer_block": "09", "kv_cache": "10", "three_families": "12", "gqa": "14",
         "two_storey": "10", "encoder_decoder_base": "10",
     }
     for name, chapter in expected.items():

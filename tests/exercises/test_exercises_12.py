@@ -1,60 +1,51 @@
-"""Worked solutions of chapter 12's exercises (complexity), computed from first principles in plain Python.
-
-Each stored digest in ``tformer/exercise_answers/12.json`` must accept the right answer and reject a wrong one.
-"""
+"""Chapter 12 exercises: every stored answer digest is the digest of an independently computed solution."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+import torch
 
 from tformer.book.exercises import check
+from tformer.data.text import load_english_text
 
 
-def solution_1() -> int:
-    """LSTM, d = 128, n = 50: per step 4 gates × two (1 × 128)(128 × 128) products of 2·128·128 FLOPs."""
-    per_step = 4 * (2 * 128 * 128 + 2 * 128 * 128)
-    return 50 * per_step
+def solution_11_1() -> int:
+    L = 8
+    bidirectional = L * L
+    causal = sum(1 for i in range(L) for j in range(L) if j <= i)
+    return bidirectional - causal
 
 
-def solution_2() -> int:
-    """GPT-2 small, 12 layers × 12 heads × 1024² weights × 2 bytes (float16), in MiB."""
-    return 12 * 12 * 1024 * 1024 * 2 // 2**20
+def solution_11_2() -> float:
+    V = len(load_english_text().char_vocab())
+    return -math.log(1.0 / V)  # every character has probability 1/V
 
 
-def solution_3() -> list[int]:
-    """k = 5, n = 100: contiguous layers until 1 + ℓ·4 ≥ 100; dilated layers until 5^ℓ ≥ 100."""
-    contiguous = next(layers for layers in range(1, 1000) if 1 + layers * (5 - 1) >= 100)
-    dilated = next(layers for layers in range(1, 100) if 5**layers >= 100)
-    return [contiguous, dilated]
+def solution_11_3() -> float:
+    logits, T = torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64), 0.5
+    return float(torch.softmax(logits / T, dim=0)[0])
 
 
-def solution_4() -> int:
-    """d = 512: the largest n with 4n²d + 8nd² < 16nd² (an LSTM layer), found by search."""
-    d = 512
-    return max(n for n in range(1, 4 * d) if 4 * n * n * d + 8 * n * d * d < 16 * n * d * d)
+def solution_11_4() -> float:
+    prompt, new = 20, 100
+    without = sum(prompt + k for k in range(new))  # step k feeds the prompt and the k tokens made so far
+    with_cache = prompt + (new - 1)  # the prompt once, then one token per later step
+    return without / with_cache
 
 
-SOLUTIONS = {"12.1": solution_1, "12.2": solution_2, "12.3": solution_3, "12.4": solution_4}
-
-MISTAKES = {
-    "12.1": 4 * 50 * 128 * 128,  # an Elman RNN's count, forgetting the four gates
-    "12.2": 576,  # float32 instead of float16
-    "12.3": [50, 3],  # counting k instead of k − 1 new positions per layer
-    "12.4": 1024,  # equality, not strictly cheaper
-}
-
-
-def test_solutions_are_the_expected_closed_forms() -> None:
-    assert solution_1() == 16 * 50 * 128**2
-    assert solution_3() == [25, 3]
-    assert solution_4() == 2 * 512 - 1
+SOLUTIONS = {"12.1": solution_11_1, "12.2": solution_11_2, "12.3": solution_11_3, "12.4": solution_11_4}
 
 
 @pytest.mark.parametrize("exercise_id", sorted(SOLUTIONS))
-def test_right_answer_is_accepted(exercise_id: str) -> None:
-    assert check(exercise_id, SOLUTIONS[exercise_id]()) is True
+def test_solution_is_accepted_and_a_wrong_answer_is_not(exercise_id: str) -> None:
+    answer = SOLUTIONS[exercise_id]()
+    assert check(exercise_id, answer) is True
+    assert check(exercise_id, answer + 1) is False
 
 
-@pytest.mark.parametrize("exercise_id", sorted(SOLUTIONS))
-def test_wrong_answer_is_rejected(exercise_id: str) -> None:
-    assert check(exercise_id, MISTAKES[exercise_id]) is False
+def test_solutions_match_closed_forms() -> None:
+    assert solution_11_1() == 8 * 8 - 8 * 9 // 2
+    assert solution_11_3() == pytest.approx(math.exp(4) / (math.exp(4) + math.exp(2) + 1), abs=1e-12)
+    assert solution_11_4() == pytest.approx((20 + 119) * 100 / 2 / 119, abs=1e-12)

@@ -1,11 +1,9 @@
-"""Worked solutions of chapter 13's exercises (the Transformer's new problems), computed independently.
+"""Worked solutions of chapter 13's exercises (complexity), computed from first principles in plain Python.
 
 Each stored digest in ``tformer/exercise_answers/13.json`` must accept the right answer and reject a wrong one.
 """
 
 from __future__ import annotations
-
-import math
 
 import pytest
 
@@ -13,37 +11,43 @@ from tformer.book.exercises import check
 
 
 def solution_1() -> int:
-    """KV cache: 2 (K, V) × 32 layers × 8 heads × 8192 positions × 128 × 2 bytes, in MiB."""
-    return 2 * 32 * 8 * 8192 * 128 * 2 // 2**20
+    """LSTM, d = 128, n = 50: per step 4 gates × two (1 × 128)(128 × 128) products of 2·128·128 FLOPs."""
+    per_step = 4 * (2 * 128 * 128 + 2 * 128 * 128)
+    return 50 * per_step
 
 
 def solution_2() -> int:
-    """Router 64 × 16 (no bias) plus two experts, each W_1 (64 × 256) + b_1 + W_2 (256 × 64) + b_2."""
-    expert = 64 * 256 + 256 + 256 * 64 + 64
-    return 64 * 16 + 2 * expert
+    """GPT-2 small, 12 layers × 12 heads × 1024² weights × 2 bytes (float16), in MiB."""
+    return 12 * 12 * 1024 * 1024 * 2 // 2**20
 
 
-def solution_3() -> int:
-    """Each layer adds w − 1 = 4 earlier positions to the one it starts from: 1 + 6·4."""
-    field = 1
-    for _ in range(6):
-        field += 5 - 1
-    return field
+def solution_3() -> list[int]:
+    """k = 5, n = 100: contiguous layers until 1 + ℓ·4 ≥ 100; dilated layers until 5^ℓ ≥ 100."""
+    contiguous = next(layers for layers in range(1, 1000) if 1 + layers * (5 - 1) >= 100)
+    dilated = next(layers for layers in range(1, 100) if 5**layers >= 100)
+    return [contiguous, dilated]
 
 
 def solution_4() -> int:
-    """The offset doubles each round until it reaches n: ⌈log₂ 5000⌉."""
-    return math.ceil(math.log2(5000))
+    """d = 512: the largest n with 4n²d + 8nd² < 16nd² (an LSTM layer), found by search."""
+    d = 512
+    return max(n for n in range(1, 4 * d) if 4 * n * n * d + 8 * n * d * d < 16 * n * d * d)
 
 
 SOLUTIONS = {"13.1": solution_1, "13.2": solution_2, "13.3": solution_3, "13.4": solution_4}
 
 MISTAKES = {
-    "13.1": 512,  # forgetting that both keys and values are cached
-    "13.2": 64 * 16 + 16 * (64 * 256 + 256 + 256 * 64 + 64),  # the total, not the active count
-    "13.3": 30,  # 6 × w, counting the query's own position in every layer
-    "13.4": 5000,  # the sequential loop's step count
+    "13.1": 4 * 50 * 128 * 128,  # an Elman RNN's count, forgetting the four gates
+    "13.2": 576,  # float32 instead of float16
+    "13.3": [50, 3],  # counting k instead of k − 1 new positions per layer
+    "13.4": 1024,  # equality, not strictly cheaper
 }
+
+
+def test_solutions_are_the_expected_closed_forms() -> None:
+    assert solution_1() == 16 * 50 * 128**2
+    assert solution_3() == [25, 3]
+    assert solution_4() == 2 * 512 - 1
 
 
 @pytest.mark.parametrize("exercise_id", sorted(SOLUTIONS))

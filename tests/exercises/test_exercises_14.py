@@ -1,62 +1,49 @@
-"""Worked solutions of chapter 14's exercises (parallelism), computed independently of the notebook.
+"""Worked solutions of chapter 14's exercises (the Transformer's new problems), computed independently.
 
 Each stored digest in ``tformer/exercise_answers/14.json`` must accept the right answer and reject a wrong one.
 """
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tformer.book.exercises import check
 
 
-def solution_1() -> float:
-    """GPipe: (p − 1)/(m + p − 1) with p = 4, m = 12."""
-    p, m = 4, 12
-    return (p - 1) / (m + p - 1)
+def solution_1() -> int:
+    """KV cache: 2 (K, V) × 32 layers × 8 heads × 8192 positions × 128 × 2 bytes, in MiB."""
+    return 2 * 32 * 8 * 8192 * 128 * 2 // 2**20
 
 
-def solution_2() -> float:
-    """ZeRO-3: (2 + 2 + 12) bytes × 7.5e9 parameters / 96 devices, in GB (1e9 bytes)."""
-    return 16 * 7.5e9 / 96 / 1e9
+def solution_2() -> int:
+    """Router 64 × 16 (no bias) plus two experts, each W_1 (64 × 256) + b_1 + W_2 (256 × 64) + b_2."""
+    expert = 64 * 256 + 256 + 256 * 64 + 64
+    return 64 * 16 + 2 * expert
 
 
 def solution_3() -> int:
-    """Smallest m with (p − 1)/(m + p − 1) < 0.05 for p = 8, by counting up."""
-    m = 1
-    while 7 / (m + 7) >= 0.05:
-        m += 1
-    return m
+    """Each layer adds w − 1 = 4 earlier positions to the one it starts from: 1 + 6·4."""
+    field = 1
+    for _ in range(6):
+        field += 5 - 1
+    return field
 
 
 def solution_4() -> int:
-    """Two all-reduces of B·L·D forward (after W_O and W_2) and two backward."""
-    return 4 * 8 * 128 * 512
+    """The offset doubles each round until it reaches n: ⌈log₂ 5000⌉."""
+    return math.ceil(math.log2(5000))
 
 
 SOLUTIONS = {"14.1": solution_1, "14.2": solution_2, "14.3": solution_3, "14.4": solution_4}
 
 MISTAKES = {
-    "14.1": 3 / 12,  # (p − 1)/m: the bubble relative to the ideal time, not the share of the step
-    "14.2": 16 * 7.5e9 / 64 / 1e9,  # the paper's N = 64
-    "14.3": 133,  # one short: 7/140 is exactly 5 %, not below
-    "14.4": 2 * 8 * 128 * 512,  # forward only
+    "14.1": 512,  # forgetting that both keys and values are cached
+    "14.2": 64 * 16 + 16 * (64 * 256 + 256 + 256 * 64 + 64),  # the total, not the active count
+    "14.3": 30,  # 6 × w, counting the query's own position in every layer
+    "14.4": 5000,  # the sequential loop's step count
 }
-
-
-def test_solutions_agree_with_the_package() -> None:
-    from tformer.analysis.parallelism import (
-        bubble_fraction,
-        simulate_pipeline,
-        tensor_parallel_all_reduce_elements,
-        training_memory_bytes,
-    )
-
-    assert bubble_fraction(4, 12) == pytest.approx(solution_1())
-    assert simulate_pipeline(4, 12).bubble_fraction == pytest.approx(solution_1())
-    assert training_memory_bytes(7_500_000_000, "zero3", 96).total / 1e9 == pytest.approx(solution_2())
-    assert bubble_fraction(8, solution_3()) < 0.05 <= bubble_fraction(8, solution_3() - 1)
-    assert tensor_parallel_all_reduce_elements(8, 128, 512, backward=True) == solution_4()
 
 
 @pytest.mark.parametrize("exercise_id", sorted(SOLUTIONS))

@@ -1,71 +1,62 @@
-"""Worked solutions of chapter 15's exercises (the summary), computed independently of the notebook.
+"""Worked solutions of chapter 15's exercises (parallelism), computed independently of the notebook.
 
 Each stored digest in ``tformer/exercise_answers/15.json`` must accept the right answer and reject a wrong one.
 """
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from tformer.book.exercises import check
 
 
-def solution_1() -> int:
-    """4·n²·d = 16·n·d² ⇔ n = 4·d, for d = 512 (closed form; the first n where the core is not cheaper)."""
-    d = 512
-    return next(n for n in range(1, 10 * d) if 4 * n * n * d >= 16 * n * d * d)
+def solution_1() -> float:
+    """GPipe: (p − 1)/(m + p − 1) with p = 4, m = 12."""
+    p, m = 4, 12
+    return (p - 1) / (m + p - 1)
 
 
 def solution_2() -> float:
-    """Parameters by hand: attention 4(D² + D), FFN 2·D·F + F + D, two LayerNorms 4D; LSTM 4·H(D + H + 2)."""
-    d, f = 512, 2048
-    encoder_layer = 4 * (d * d + d) + (2 * d * f + f + d) + 4 * d
-    lstm = 4 * d * (d + d + 2)
-    return round(encoder_layer / lstm, 2)
+    """ZeRO-3: (2 + 2 + 12) bytes × 7.5e9 parameters / 96 devices, in GB (1e9 bytes)."""
+    return 16 * 7.5e9 / 96 / 1e9
 
 
-def solution_3() -> list[int]:
-    """RNN n − 1 steps; contiguous k = 3 convs ⌈(n − 1)/2⌉ layers; dilated k = 3: smallest ℓ with 3^ℓ ≥ n; attention 1."""
-    n = 1024
-    dilated = 0
-    while 3**dilated < n:
-        dilated += 1
-    return [n - 1, math.ceil((n - 1) / 2), dilated, 1]
+def solution_3() -> int:
+    """Smallest m with (p − 1)/(m + p − 1) < 0.05 for p = 8, by counting up."""
+    m = 1
+    while 7 / (m + 7) >= 0.05:
+        m += 1
+    return m
 
 
 def solution_4() -> int:
-    """Smallest k with 0.46^k < 1e-6."""
-    k = 0
-    while 0.46**k >= 1e-6:
-        k += 1
-    return k
+    """Two all-reduces of B·L·D forward (after W_O and W_2) and two backward."""
+    return 4 * 8 * 128 * 512
 
 
 SOLUTIONS = {"15.1": solution_1, "15.2": solution_2, "15.3": solution_3, "15.4": solution_4}
 
 MISTAKES = {
-    "15.1": 512,  # the n = d crossover of the attention core with a plain RNN, not with an LSTM
-    "15.2": 0.5,  # the attention sublayer alone, forgetting the feed-forward network
-    "15.3": [1024, 1024, 10, 1],  # counting positions instead of hops, and log₂ instead of log₃
-    "15.4": 17,  # one step short: 0.46^17 is still above 1e-6
+    "15.1": 3 / 12,  # (p − 1)/m: the bubble relative to the ideal time, not the share of the step
+    "15.2": 16 * 7.5e9 / 64 / 1e9,  # the paper's N = 64
+    "15.3": 133,  # one short: 7/140 is exactly 5 %, not below
+    "15.4": 2 * 8 * 128 * 512,  # forward only
 }
 
 
 def test_solutions_agree_with_the_package() -> None:
-    from tformer.analysis.complexity import maximum_path_length, rnn_flops, self_attention_flops
-    from tformer.baselines.rnn import LSTM, count_parameters
-    from tformer.layers import EncoderLayer
+    from tformer.analysis.parallelism import (
+        bubble_fraction,
+        simulate_pipeline,
+        tensor_parallel_all_reduce_elements,
+        training_memory_bytes,
+    )
 
-    n = solution_1()
-    assert self_attention_flops(n, 512) == rnn_flops(n, 512, gates=4)
-    assert self_attention_flops(n - 1, 512) < rnn_flops(n - 1, 512, gates=4)
-    ratio = count_parameters(EncoderLayer(512, 8, 2048)) / count_parameters(LSTM(512, 512))
-    assert round(ratio, 2) == solution_2()
-    paths = [maximum_path_length("rnn", 1024), maximum_path_length("conv", 1024, k=3),
-             maximum_path_length("conv", 1024, k=3, dilated=True), maximum_path_length("self_attention", 1024)]
-    assert paths == solution_3()
+    assert bubble_fraction(4, 12) == pytest.approx(solution_1())
+    assert simulate_pipeline(4, 12).bubble_fraction == pytest.approx(solution_1())
+    assert training_memory_bytes(7_500_000_000, "zero3", 96).total / 1e9 == pytest.approx(solution_2())
+    assert bubble_fraction(8, solution_3()) < 0.05 <= bubble_fraction(8, solution_3() - 1)
+    assert tensor_parallel_all_reduce_elements(8, 128, 512, backward=True) == solution_4()
 
 
 @pytest.mark.parametrize("exercise_id", sorted(SOLUTIONS))

@@ -1,4 +1,4 @@
-"""Cost formulas for sequence layers, and the small measuring tools that check them (``12_complexity``).
+"""Cost formulas for sequence layers, and the small measuring tools that check them (``13_complexity``).
 
 Formulas count floating-point operations (FLOPs) the way ``torch.utils.flop_counter.FlopCounterMode`` does:
 one multiply-add is 2 FLOPs, so an (m × k) @ (k × n) product costs 2·m·k·n. Only matrix products are counted;

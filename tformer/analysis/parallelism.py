@@ -1,4 +1,4 @@
-"""Memory, communication and idle-time formulas for training on many devices (chapter ``14_parallelism``).
+"""Memory, communication and idle-time formulas for training on many devices (chapter ``15_parallelism``).
 
 - **Sharded data parallel** (ZeRO, Rajbhandari et al. 2020, §3 and Figure 1): :func:`training_memory_bytes`
   gives the bytes of parameters, gradients and optimizer states per device under plain data parallelism

@@ -192,7 +192,7 @@ class Results:
 
     Values are kept in ``entries``; the file is written only under ``make sync`` (see the module docstring).
     Each record merges into the file, so while a chapter reruns (under nbval, say) the values another chapter
-    reads from it (15_summary reads them all) never disappear. ``make sync`` deletes the file before it
+    reads from it (16_summary reads them all) never disappear. ``make sync`` deletes the file before it
     executes the notebook, so a key the notebook no longer records does not survive there.
 
     Args:
@@ -289,7 +289,7 @@ class Results:
         if os.environ.get(WRITE_ENV) != "1":
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # Write then rename, so a chapter that reads this manifest (15_summary) never sees half a file.
+        # Write then rename, so a chapter that reads this manifest (16_summary) never sees half a file.
         merged = json.loads(self.path.read_text()) if self.path.exists() else {}
         merged.update(self._entries)
         temporary = self.path.with_suffix(".json.tmp")

@@ -1,6 +1,6 @@
 """Text in, ids out: tokenisers, the vocabulary, real English text, and padded length-bucketed batches.
 
-Introduced in ``02_seq2seq_bottleneck`` (the running-example corpus) and ``11_three_families`` (a character-level
+Introduced in ``02_seq2seq_bottleneck`` (the running-example corpus) and ``12_three_families`` (a character-level
 language model on real English).
 
 - Tokenisers: :func:`word_tokenize` (whitespace) and :func:`char_tokenize` (one token per character).

@@ -5,5 +5,5 @@
 - ``mlm``: BERT's masked-token corruption and loss, for pre-training an encoder-only model (chapter 11).
 - ``metrics``: exact match, token accuracy, BLEU (sacrebleu), accuracy by length, nats per token.
 - ``distributed``: several processes on one model with ``torch.distributed`` (gloo): the launcher, DDP, FSDP and
-  tensor-parallel workers (chapter 14).
+  tensor-parallel workers (chapter 15).
 """

@@ -1,4 +1,4 @@
-"""Training one model with several processes: a launcher and the workers of chapter ``14_parallelism``.
+"""Training one model with several processes: a launcher and the workers of chapter ``15_parallelism``.
 
 Everything here runs on a CPU with PyTorch's ``gloo`` backend, so a laptop (or a Colab runtime) can show what
 ``torch.distributed`` does. The workers are module-level functions because :func:`launch` starts *spawned*

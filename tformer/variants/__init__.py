@@ -1,4 +1,4 @@
-"""Changes to the 2017 design: cheaper attention (chapter 13) and a 2024 decoder block (chapter 13's race).
+"""Changes to the 2017 design: cheaper attention (chapter 14) and a 2024 decoder block (chapter 14's race).
 
 - ``efficient``: grouped-query / multi-query attention (optionally with RoPE), sliding-window masks, linear
   attention.

@@ -1,6 +1,6 @@
-"""Cheaper attention: grouped-query attention, sliding windows, linear attention (``13_new_problems``).
+"""Cheaper attention: grouped-query attention, sliding windows, linear attention (``14_new_problems``).
 
-Three answers to the costs measured in ``12_complexity``:
+Three answers to the costs measured in ``13_complexity``:
 
 - :class:`GroupedQueryAttention` shrinks the key/value cache: H query heads share H_kv key/value heads
   (Ainslie et al. 2023, "GQA"); H_kv = 1 is multi-query attention (Shazeer 2019), H_kv = H is ordinary

@@ -1,4 +1,4 @@
-"""A 2024-style decoder block and a small language model built from it (``13_new_problems``, the block race).
+"""A 2024-style decoder block and a small language model built from it (``14_new_problems``, the block race).
 
 The block of Llama (Touvron et al. 2023a, "LLaMA", §2.2 "Architecture") with the grouped-query attention that
 Llama 2 adds to its 34B and 70B models (Touvron et al. 2023b, §2.2) and Llama 3 to every size, put together from

@@ -1,4 +1,4 @@
-"""A mixture-of-experts feed-forward layer with top-k routing (introduced in ``13_new_problems``).
+"""A mixture-of-experts feed-forward layer with top-k routing (introduced in ``14_new_problems``).
 
 The FFN holds most of a Transformer's parameters (two thirds of a layer at the paper's base size). A mixture
 of experts keeps E independent FFNs ("experts") and a small router that sends each token to only k of them
@@ -91,7 +91,7 @@ class MixtureOfExperts(nn.Module):
         """Σ over the k chosen experts e of gate_e · expert_e(x), token by token.
 
         Each expert runs on the tokens routed to it only, so the cost is the router plus k experts per token
-        (chapter 13 counts these FLOPs). Finding those tokens (``nonzero``) and skipping an idle expert read
+        (chapter 14 counts these FLOPs). Finding those tokens (``nonzero``) and skipping an idle expert read
         data-dependent sizes: on an accelerator that is one host-device sync per expert, and under
         ``torch.compile`` a graph break. A dense dispatch (every expert on every token, weighted by a zero gate
         where not chosen) would avoid both but costs E/k times the expert FLOPs and is not bit-identical, so

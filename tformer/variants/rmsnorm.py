@@ -1,4 +1,4 @@
-"""Root mean square layer normalisation, the norm of today's decoders (chapter 13, via ``modern_block``).
+"""Root mean square layer normalisation, the norm of today's decoders (chapter 14, via ``modern_block``).
 
 RMSNorm (Zhang & Sennrich 2019, "Root Mean Square Layer Normalization", §4, Eq. 4) drops LayerNorm's
 re-centring: it divides each vector by its root mean square and rescales by a learned gain,

@@ -1,4 +1,4 @@
-"""The SwiGLU feed-forward network of today's decoders (chapter 13, via ``modern_block``).
+"""The SwiGLU feed-forward network of today's decoders (chapter 14, via ``modern_block``).
 
 Shazeer 2020, "GLU Variants Improve Transformer", §2 (the FFN_SwiGLU equation): a gated linear unit whose gate
 is SiLU (Swish with β = 1),
