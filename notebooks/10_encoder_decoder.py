@@ -74,7 +74,7 @@ from tformer.masks import as_key_padding, causal_mask
 from tformer.models import Transformer
 from tformer.training.metrics import evaluate_translation
 from tformer.training.teacher_forcing import shift_right
-from tformer.training.train import linear_warmup_decay, seq2seq_loss, train
+from tformer.training.train import linear_warmup_decay, seq2seq_loss, step_cost_ratios, train, training_clock
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
@@ -625,7 +625,7 @@ assert speedup > 1.0
 # the first tenth of the steps, then linear decay to zero) and the same training *time*, measured rather than
 # guessed. The budget is the time the Transformer takes for 270<!-- result: tf_budget_steps --> steps; each
 # RNN gets as many steps as fit into that time. To find them, a few training steps of each model are timed at
-# the start, in turns (so that a change in the machine's load hits all three alike), and their ratio sets the
+# the start, in turns (`step_cost_ratios`: a change in the machine's load hits all three alike), and their ratio sets the
 # steps. We do not give each model a fixed number of seconds: how many steps fit into a second moves with the
 # machine's speed and with whatever else it is running, and at this budget the result moves steeply with the
 # number of steps (the curves below), so the stored numbers would not repeat. A ratio of step costs timed side
@@ -665,37 +665,21 @@ def new_optimizer(name: str, model: torch.nn.Module) -> torch.optim.Optimizer:
     return torch.optim.Adam(model.parameters(), lr=3e-3)
 
 
-def clock() -> float:
-    """Training seconds: with one CPU thread, this process's CPU time; with several (whose CPU times add up, idle
-    spinning included) or on a GPU (once queued work is done), the wall clock."""
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-        return time.perf_counter()
-    return time.process_time() if torch.get_num_threads() == 1 else time.perf_counter()
+clock = training_clock(device)  # CPU seconds on one thread; the wall clock with several threads or on a GPU
 
 
-def step_cost_ratios(rounds: int = 7, n: int = 2) -> dict[str, list[float]]:
-    """Seconds of one training step of each model over the Transformer's, once per round: in each round n steps
-    of each model (fresh, after 2 untimed steps; the same batches every round) are timed back to back, so a
-    change in the machine's load hits the three alike and each round gives one ratio per model."""
-    setups = {}
+def step_cost_rounds(rounds: int = 7, n: int = 2) -> dict[str, list[float]]:
+    """Seconds of one training step of each model over the Transformer's, once per round: n steps of each
+    (fresh models, after 2 untimed steps; the same batches every round), timed back to back."""
+    steppers = {}
     for name in NAMES:
         seed_everything(0)
         model = build(name)
-        optimizer = new_optimizer(name, model)
+        options = {"optimizer": new_optimizer(name, model), "device": device, "progress": False}
         batches = PairBatches(train_src, train_tgt, batch_size=COMPARE_BATCH, seed=0, pool=8)
-        train(model, batches, seq2seq_loss, optimizer=optimizer, max_steps=2, device=device, progress=False)
-        setups[name] = (model, optimizer, batches)
-    ratios = {name: [] for name in NAMES}
-    for _ in range(rounds):
-        spent = {}
-        for name, (model, optimizer, batches) in setups.items():
-            start = clock()
-            train(model, batches, seq2seq_loss, optimizer=optimizer, max_steps=n, device=device, progress=False)
-            spent[name] = clock() - start
-        for name in NAMES:
-            ratios[name].append(spent[name] / spent["Transformer"])
-    return ratios
+        train(model, batches, seq2seq_loss, max_steps=2, **options)  # warm-up: memory and kernels
+        steppers[name] = lambda m=model, b=batches, o=options: train(m, b, seq2seq_loss, max_steps=n, **o)
+    return step_cost_ratios(steppers, "Transformer", clock=clock, rounds=rounds)
 
 
 def budget_run(name: str, seed: int, steps: int, eval_every: int) -> dict:
@@ -725,7 +709,7 @@ for name in NAMES:
     print(f"{name:>14}: {sum(p.numel() for p in build(name).parameters()):,} parameters")
 
 # %% tags=["nbval-ignore-output"]
-timed = step_cost_ratios()
+timed = step_cost_rounds()
 cost = {name: statistics.median(timed[name]) for name in NAMES}  # the median round: robust to a burst of load
 budget_steps = {name: round(TF_STEPS / cost[name]) for name in NAMES}
 print(f"steps in the time of {results.record('tf_budget_steps', TF_STEPS)} Transformer steps: {budget_steps}")

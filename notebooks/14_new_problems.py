@@ -42,19 +42,19 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 # - how large a KV cache is (formula = measured bytes), and how grouped-query and multi-query attention
 #   shrink it — with a working `GroupedQueryAttention` that equals multi-head attention when groups = heads;
 # - sliding-window attention as a mask, and how its receptive field grows with depth;
-# - linear attention: the same weighted average with a kernel, O(n) instead of O(n²), and why it is an RNN;
+# - linear attention: a weighted average with kernel weights instead of softmax weights, O(n) instead of O(n²),
+#   and why it is an RNN;
 # - what FlashAttention changes (memory traffic) and what it does not (the maths), measured with torch's
-#   fused attention;
+#   fused attention kernel on a CPU;
 # - a mixture-of-experts feed-forward layer: total against active parameters;
 # - why models fail beyond their training length, and what state-space models (Mamba) bring back from RNNs;
 # - a race at equal parameters and equal training time: the 2017 block against a 2024 (Llama-style) block.
 #
-# **Prerequisites:** chapter 07 (multi-head attention), 10 (the KV cache in decoding) and 12 (how we count
+# **Prerequisites:** chapter 07 (multi-head attention), 10 (the KV cache in decoding) and 13 (how we count
 # FLOPs, time layers and measure memory).
 
 # %%
 import math
-import time
 from functools import partial
 
 import matplotlib.pyplot as plt
@@ -78,15 +78,17 @@ print(f"device: {device.type}")
 #
 # | trouble (seed) | plain words (seed) | fix (seed) | checked in |
 # |---|---|---|---|
-# | O(n²) complexity | "double the text, 4× the compute" | FlashAttention ("same maths, different memory reads/writes"); sparse / sliding-window attention | §1, §4, §5 |
+# | O(n²) complexity | "double the text, 4× the compute" | FlashAttention ("same maths, different memory reads/writes"); sparse / sliding-window attention | §1, §3, §4, §5 |
 # | the KV cache eats memory | every past K and V is stored while generating | GQA (heads share one K/V), MLA (compress, then store) | §2 |
 # | dumb beyond the training length | trained at 4K, lost at 100K | RoPE extrapolation, YaRN | §7 (and chapter 08) |
 # | the FFN costs too many parameters | parameters explode as models grow | MoE: many experts, only a few active | §6 |
 # | — | "Mamba takes back the RNN's linear complexity, keeps parallel training" | state-space models | §8 |
 #
 # A second seed's table of optimisations adds: sparse attention (Longformer, BigBird), linear attention
-# ("Performer, Reformer: O(n)"), state-space models ("Mamba, S4: O(n)") and FlashAttention ("IO-aware").
-# (Swin's local windows are the vision version of §3's sliding window.) One correction before we start:
+# ("Performer, Reformer: O(n)"), state-space models ("Mamba, S4, S5", O(n)), local windows (Swin Transformer) and FlashAttention
+# ("IO-aware"). Swin is not §3's sliding window: it computes attention inside fixed, non-overlapping windows
+# of the image and shifts the partition every other layer (Liu et al. 2021, §3.2), a blocked local window
+# rather than one that moves with each token. One correction before we start:
 # Reformer is not linear attention. It buckets keys by locality-sensitive
 # hashing and costs O(n log n) (Kitaev et al. 2020); Performer (Choromanski et al. 2021) is the linear one.
 
@@ -184,8 +186,24 @@ print(f"max |GQA(groups = heads) − MHA| {below(diff, 1e-6)}   (float32)")
 torch.testing.assert_close(out_gqa, out_mha, atol=1e-6, rtol=1e-6)
 torch.testing.assert_close(weights_gqa, weights_mha, atol=1e-6, rtol=1e-6)
 
+# The part that groups = heads cannot test: which key/value head each query head reads. With H_kv = 2, query
+# heads 0–3 share key/value head 0 and heads 4–7 head 1. Copy each GQA key/value head into the four MHA heads
+# that should read it; if GQA paired heads differently (h % 2 instead of h // 4), the outputs would differ.
+gqa_2 = GroupedQueryAttention(D, H, num_kv_heads=2).eval()
+state = dict(gqa_2.state_dict())
+for part in ("w_k", "w_v"):
+    state[f"{part}.weight"] = state[f"{part}.weight"].view(2, D // H, D).repeat_interleave(H // 2, dim=0).reshape(D, D)
+    state[f"{part}.bias"] = state[f"{part}.bias"].view(2, D // H).repeat_interleave(H // 2, dim=0).reshape(D)
+mha_2 = MultiHeadAttention(D, H).eval()
+mha_2.load_state_dict(state)
+with torch.no_grad():
+    diff_2 = (gqa_2(x, x, x, causal_mask(10))[0] - mha_2(x, x, x, causal_mask(10))[0]).abs().max().item()
+print(f"max |GQA(H_kv = 2) − MHA with each K/V head copied to its 4 query heads| {below(diff_2, 1e-6)}")
+assert diff_2 <= 1e-6
+
 # %% [markdown]
-# Equal to within float32 rounding (≤ 1e-6, asserted). Now shrink the key/value heads from 8 to 4, 2 and 1,
+# Equal to within float32 rounding (≤ 1e-6, asserted), with one key/value head per query head and with
+# four query heads per key/value head. Now shrink the key/value heads from 8 to 4, 2 and 1,
 # decode 16 positions through a two-layer stack of each, and weigh the caches.
 
 # %%
@@ -227,20 +245,20 @@ plt.show()
 cfg = {"num_layers": 32, "head_dim": 128, "dtype": torch.float16}
 print(f"{'attention':<28}{'H_kv':>5}{'cache, 1 × 4096 tokens':>25}{'numbers / token / layer':>26}")
 big_rows = {}
-for name, kv_heads in (("multi-head (MHA)", 32), ("grouped-query (GQA), 8 groups", 8), ("multi-query (MQA)", 1)):
+for name, kv_heads in (("multi-head (MHA)", 32), ("grouped-query (GQA), 8 KV", 8), ("multi-query (MQA)", 1)):
     size = kv_cache_bytes(4096, num_kv_heads=kv_heads, **cfg)
     big_rows[kv_heads] = size
     print(f"{name:<28}{kv_heads:>5}{size / 2**20:>21,.0f} MiB{2 * kv_heads * 128:>26,}")
-mla_numbers = 512 + 64
+mla_numbers = 512 + 64  # DeepSeek-V2: a latent of d_c = 512 plus a decoupled RoPE key of 64
 mla_bytes = 4096 * 32 * mla_numbers * 2
-print(f"{'latent (MLA), d_c = 512 + 64':<28}{'—':>5}{mla_bytes / 2**20:>21,.0f} MiB{mla_numbers:>26,}")
+print(f"{'latent (MLA), 512 + 64':<28}{'—':>5}{mla_bytes / 2**20:>21,.0f} MiB{mla_numbers:>26,}")
 _ = results.record("llama_mha_mib", big_rows[32] / 2**20)
 _ = results.record("llama_gqa_mib", big_rows[8] / 2**20)
 _ = results.record("llama_mqa_mib", big_rows[1] / 2**20)
 
 # %% [markdown]
 # One 4096-token conversation costs **2,048**<!-- result: llama_mha_mib --> MiB of cache with multi-head
-# attention, **512**<!-- result: llama_gqa_mib --> MiB with 8 GQA groups (what Llama 2 70B uses) and
+# attention, **512**<!-- result: llama_gqa_mib --> MiB with 8 GQA groups (the number of key/value heads of Llama 2 70B, applied to this 7B shape) and
 # **64**<!-- result: llama_mqa_mib --> MiB with MQA. The seeds' description — GQA lets several heads share
 # one K/V — is exactly the mechanism; the saving is the group size. The price is some quality, which Ainslie
 # et al. recover by converting a trained MHA checkpoint (mean-pooling each group's K/V heads:
@@ -328,6 +346,8 @@ def attention_flops(mask):
 full, windowed = attention_flops(None), attention_flops(sliding_window_mask(256, 16))
 print(f"FLOPs with no mask: {full:,}; with a window of 16: {windowed:,}")
 print(f"a banded kernel would need 4·n·w·d = {4 * 256 * 16 * 64:,}")
+# The counter reads shapes: the masked kernel still computes every one of the n × n scores it then
+# discards, so the count cannot differ; what it shows is that nothing in SDPA skips the masked ones.
 assert full == windowed
 _ = results.record("band_factor", full / (4 * 256 * 16 * 64))
 
@@ -364,18 +384,18 @@ for causal in (False, True):
 
 # %% [markdown]
 # The causal form is the title of the paper — "Transformers are RNNs": position t needs only the running
-# sums S_t = S_{t−1} + φ(k_t) v_tᵀ and z_t = z_{t−1} + φ(k_t). That is a recurrence with a fixed-size state
+# sums M_t = M_{t−1} + φ(k_t) v_tᵀ and z_t = z_{t−1} + φ(k_t) (M for the memory matrix; S is the key length). That is a recurrence with a fixed-size state
 # (Dh × Dv), exactly what an RNN carries, and it makes generation O(1) per token with no growing KV cache.
 
 # %%
-S_state = torch.zeros(2, 4, 8, 8, dtype=torch.float64)  # (B, H, Dh, Dv)
+M_state = torch.zeros(2, 4, 8, 8, dtype=torch.float64)  # (B, H, Dh, Dv)
 z_state = torch.zeros(2, 4, 8, dtype=torch.float64)  # (B, H, Dh)
 recurrent = []
 for t in range(12):
     phi_q, phi_k = elu_feature_map(q[..., t, :]), elu_feature_map(k[..., t, :])  # (B, H, Dh)
-    S_state = S_state + phi_k[..., :, None] * v[..., t, None, :]  # (B, H, Dh, Dv)
+    M_state = M_state + phi_k[..., :, None] * v[..., t, None, :]  # (B, H, Dh, Dv)
     z_state = z_state + phi_k
-    recurrent.append((phi_q[..., None, :] @ S_state)[..., 0, :] / (phi_q * z_state).sum(-1, keepdim=True))
+    recurrent.append((phi_q[..., None, :] @ M_state)[..., 0, :] / (phi_q * z_state).sum(-1, keepdim=True))
 torch.testing.assert_close(torch.stack(recurrent, dim=-2), linear_attention(q, k, v, causal=True, eps=0.0),
                            atol=1e-10, rtol=1e-10)
 print("step-by-step recurrence == causal linear attention: True")
@@ -406,8 +426,9 @@ for n in n_lin:
     times_lin["softmax attention"].append(timed(partial(scaled_dot_product_attention, q_t, k_t, v_t)))
     times_lin["linear attention"].append(timed(partial(linear_attention, q_t, k_t, v_t)))
 # Fit regions: linear attention once its n·Dh² work outweighs fixed per-call overhead (the largest three n);
-# softmax attention up to the length where its n × n matrix still fits the CPU's caches (see below).
-fit = {"softmax attention": [i for i, n in enumerate(n_lin) if (n >= 2048 if BIG else n <= 2048)],
+# softmax attention from 256 to 1024 on a CPU (from 2048 its n × n scores, 16 MiB and more, leave the
+# caches of most CPUs and each doubling costs more than ×4, see below), from 2048 on a GPU.
+fit = {"softmax attention": [i for i, n in enumerate(n_lin) if (n >= 2048 if BIG else n <= 1024)],
        "linear attention": list(range(len(n_lin)))[-3:]}
 slopes_lin = {name: loglog_slope([n_lin[i] for i in fit[name]], [t[i] for i in fit[name]])
               for name, t in times_lin.items()}
@@ -415,7 +436,9 @@ for i, n in enumerate(n_lin):
     print(f"n = {n:>5}: softmax {times_lin['softmax attention'][i] * 1e3:8.2f} ms, "
           f"linear {times_lin['linear attention'][i] * 1e3:7.2f} ms")
 print("fitted slopes:", {name: round(s, 2) for name, s in slopes_lin.items()})
-print(f"softmax, last doubling: ×{times_lin['softmax attention'][-1] / times_lin['softmax attention'][-2]:.1f}")
+t_soft = times_lin["softmax attention"]
+doublings = [t_soft[i + 1] / t_soft[i] for i in range(len(t_soft) - 1)]
+print("softmax, time ratio per doubling:", ", ".join(f"×{r:.1f}" for r in doublings))
 score_mib = results.record("score_mib_4096", 4096**2 * 4 / 2**20)  # one float32 (n, n) score matrix
 print(f"one float32 score matrix at n = 4096: {score_mib:.0f} MiB")
 for name, predicted in (("softmax attention", 2), ("linear attention", 1)):
@@ -438,10 +461,12 @@ plt.show()
 
 # %% [markdown]
 # Linear attention's time grows with slope ≈ 1, softmax attention's with ≈ 2 (asserted within ±0.3), and
-# the gap widens with every doubling. On a CPU the last doubling of softmax attention usually costs more
-# than ×4: at n = 4096 the 64<!-- result: score_mib_4096 --> MiB score matrix no longer fits in the processor's caches, and every score
-# makes a slow trip to main memory — the very cost §5 is about. What it costs is accuracy: the kernel cannot express the sharp,
-# almost one-hot weights a softmax can, and linear-attention Transformers have generally trailed softmax
+# the gap widens with every doubling. On a CPU the doublings of softmax attention from 2048 on cost more
+# than ×4 in the stored run (printed above): the score matrices, 16 MiB at n = 2048 and
+# 64<!-- result: score_mib_4096 --> MiB at 4096, are larger than most CPUs' caches, so the scores make
+# trips to main memory — the very cost §5 is about. (Which doubling first exceeds ×4 depends on the
+# machine's caches; the slope is fitted below that point.) What linear attention costs is accuracy: its
+# kernel weights are thought to be unable to express the sharp, almost one-hot weights a softmax can, and linear-attention Transformers have generally trailed softmax
 # models of the same size on language modelling — which is why the field kept softmax attention and
 # attacked its memory traffic instead (§5), or moved to richer recurrences (§8). (That quality gap is
 # reported by the papers, not measured here.)
@@ -518,13 +543,14 @@ t_plain = timed(partial(scaled_dot_product_attention, q.to(device), k.to(device)
 t_fused = timed(partial(torch.nn.functional.scaled_dot_product_attention, q.to(device), k.to(device), v.to(device)))
 print(f"plain formula {t_plain * 1e3:.2f} ms, torch fused {t_fused * 1e3:.2f} ms: "
       f"fused is {t_plain / t_fused:.2f}× as fast ({device.type}, {'wall' if BIG else 'CPU'} time)")
-assert t_fused < 2 * t_plain
+assert t_fused < t_plain, "the fused kernel is no longer faster here"
 torch.set_num_threads(threads)
 
 # %% [markdown]
 # The seeds' "same maths, different memory reads and writes" is exactly right: equal outputs, an n × n
 # matrix that never exists, and a speed-up that depends on how slow the memory is compared with the
-# arithmetic (run this chapter on a GPU to see the larger one). The FLOPs are unchanged — FlashAttention is
+# arithmetic. (On a GPU torch's FlashAttention kernel runs only for float16 or bfloat16 inputs; with this
+# chapter's float32 it picks another fused kernel, so the GPU timing here is not FlashAttention's.) The FLOPs are unchanged — FlashAttention is
 # still O(n²) in time, only O(n) in memory.
 
 # %% [markdown]
@@ -538,11 +564,22 @@ from tformer.layers import FeedForward
 attention_params = sum(p.numel() for p in MultiHeadAttention(512, 8).parameters())
 ffn_params = sum(p.numel() for p in FeedForward(512, 2048).parameters())
 ffn_share = results.record("ffn_share", 100 * ffn_params / (attention_params + ffn_params))
+# The whole base model (6 + 6 layers), with the paper's shared 37,000-token vocabulary whose one embedding
+# matrix also serves as the output layer (Vaswani et al. 2017, §3.4, §5.1); built on the meta device (no memory).
+base = torch.nn.Transformer(512, 8, 6, 6, 2048, device="meta")
+base_all = sum(p.numel() for p in base.parameters()) + 37_000 * 512
+ffn_all = 12 * ffn_params
+print(f"whole base model {results.record('base_all_m', base_all / 1e6):.1f} M parameters, its 12 FFNs "
+      f"{results.record('ffn_all_m', ffn_all / 1e6):.1f} M = {results.record('ffn_model_share', 100 * ffn_all / base_all):.1f}%")
 print(f"attention {attention_params:,}, feed-forward {ffn_params:,}: FFN = {ffn_share:.1f}% of the two")
 
 # %% [markdown]
-# The feed-forward network holds **66.7**<!-- result: ffn_share -->% of a layer's weights (layer norms
-# aside). A mixture of experts (Shazeer et al. 2017; Fedus et al. 2022) replaces it by E such networks and
+# The feed-forward network holds **66.7**<!-- result: ffn_share -->% of an encoder layer's weights (layer
+# norms aside). The seeds say more: "about 2/3 of the whole model" (one) and "60–70% of all parameters"
+# (another). For the whole base model that is too high: its 12 feed-forward networks hold
+# **25.2**<!-- result: ffn_all_m --> M of its **63.1**<!-- result: base_all_m --> M parameters,
+# **39.9**<!-- result: ffn_model_share -->%, because the embeddings and the decoder's cross-attention hold
+# the rest (counted below). A mixture of experts (Shazeer et al. 2017; Fedus et al. 2022) replaces it by E such networks and
 # a router that sends each token to its top k. `tformer.variants.moe.MixtureOfExperts(d_model, d_ff, num_experts,
 # top_k)`: the router's softmax picks the k most probable experts, and the output is their gate-weighted sum.
 
@@ -561,16 +598,15 @@ with torch.no_grad():
 moe_flops = counter.get_total_flops()
 N = tokens_in.shape[0] * tokens_in.shape[1]
 expected_flops = 2 * N * D_E * E + TOP_K * N * 4 * D_E * F_E  # router + k experts per token
-print(f"experts per token: {sorted({len(set(row)) for row in chosen.view(-1, TOP_K).tolist()})}")
 print(f"parameters: total {moe.total_parameters:,}, active per token {moe.active_parameters:,}, "
       f"one dense FFN {sum(p.numel() for p in dense.parameters()):,}")
 print(f"FLOPs for {N} tokens: counted {moe_flops:,} = router + k experts {expected_flops:,}; "
       f"all {E} experts would be {2 * N * D_E * E + E * N * 4 * D_E * F_E:,}")
 assert moe_flops == expected_flops
-assert all(len(set(row)) == TOP_K for row in chosen.view(-1, TOP_K).tolist())
 load = torch.bincount(chosen.flatten(), minlength=E)
-print(f"tokens per expert: {load.tolist()}; load-balancing loss {load_balancing_loss(probs, chosen, E).item():.3f}"
-      " (1.0 = perfectly even)")
+imbalance = results.record("moe_max_over_mean", (load.max() / load.float().mean()).item())
+print(f"tokens per expert: {load.tolist()}; busiest expert / mean load {imbalance:.2f}; "
+      f"load-balancing loss {load_balancing_loss(probs, chosen, E).item():.3f}")
 _ = results.record("moe_total", moe.total_parameters)
 _ = results.record("moe_active", moe.active_parameters)
 
@@ -584,10 +620,14 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Each token uses exactly 2 experts; torch's FLOP count equals the router plus two experts per token. The
-# layer holds **265,216**<!-- result: moe_total --> parameters but only **66,688**<!-- result: moe_active -->
-# touch any one token: 8× the capacity of a dense FFN for 2× its compute. Training adds the load-balancing
-# loss (Fedus et al. 2022) so the router does not overload a few experts.
+# torch's FLOP count equals the router plus two experts per token. The layer holds
+# **265,216**<!-- result: moe_total --> parameters but only **66,688**<!-- result: moe_active --> touch any
+# one token: 8× the parameters of a dense FFN for 2× its compute. Even untrained, the router is uneven: the
+# busiest expert gets **1.19**<!-- result: moe_max_over_mean -->× the mean load. Training adds the
+# load-balancing loss (Fedus et al. 2022, E · Σᵢ fᵢ Pᵢ: the share of tokens fᵢ times the mean router
+# probability Pᵢ of each expert), which is smallest under uniform routing. Its printed value, near 1, does
+# not measure the imbalance: it equals 1 whenever either f or P is uniform, and an untrained router's
+# probabilities are nearly uniform whatever the loads.
 #
 # At full scale the same arithmetic gives Mixtral 8x7B's headline numbers. From its published shape (Jiang et
 # al. 2024: 32 layers, d = 4096, SwiGLU experts of width 14336 — three matrices each — 8 experts, top 2,
@@ -607,7 +647,8 @@ _ = results.record("mixtral_active_b", active_m / 1e9)
 
 # %% [markdown]
 # **46.7**<!-- result: mixtral_total_b --> billion parameters, **12.9**<!-- result: mixtral_active_b -->
-# billion active per token — the paper's figures, recomputed from its architecture table. The seeds' "split
+# billion active per token — the paper's "47B" and "13B" to one more digit (the figures of Mistral AI's
+# release), recomputed from its architecture table. The seeds' "split
 # the FFN into experts and activate only a few" holds; the catch is memory: all 46.7 B must still be loaded.
 
 # %% [markdown]
@@ -625,14 +666,18 @@ incomplete = int((theta * (trained - 1) < 2 * math.pi).sum())
 print(f"{incomplete} of {Dh // 2} frequency pairs never complete a turn within {trained} positions")
 print(f"slowest pair: {theta[-1] * (trained - 1):.3f} rad seen in training, {theta[-1] * (target - 1):.2f} rad at {target:,}")
 interpolated = theta * (target - 1) * trained / target  # position interpolation (Chen et al. 2023)
-print(f"with position interpolation every angle stays within training: {bool((interpolated <= theta * trained).all())}")
+print(f"with position interpolation the slowest pair reaches {interpolated[-1]:.3f} rad at {target:,} "
+      f"(trained range: up to {theta[-1] * (trained - 1):.3f})")
 _ = results.record("rope_incomplete", incomplete)
 
 # %% [markdown]
 # **18**<!-- result: rope_incomplete --> of the 64 rotation pairs never turn fully in a 4096-token training
 # run; at position 100,000 they take angles never seen. Position interpolation (Chen et al. 2023) squeezes
 # the positions back into the trained range; YaRN (Peng et al. 2023) rescales the slow and fast pairs
-# differently. Both need some fine-tuning at the new length, so "extrapolation" in practice is extension.
+# differently. Both work best with some fine-tuning at the new length (YaRN also reports a version that
+# needs none), so "extrapolation" in practice is mostly extension. One seed says RoPE is the reason a
+# model extrapolates better to long texts; by this count that holds only for the fast pairs: the slow
+# ones are exactly what fails beyond the training length, which is why these methods exist.
 
 # %% [markdown]
 # ## 8 · State-space models and the return of recurrence
@@ -692,17 +737,17 @@ _ = results.record("scan_rounds", rounds)
 # ## 9 · The 2024 block against the 2017 block
 #
 # The fixes above arrived one at a time; the open decoders of 2023–24 put several of them in every block.
-# LLaMA (Touvron et al. 2023a, §2.2) uses pre-normalisation with RMSNorm, SwiGLU and rotary embeddings, and no
-# biases; Llama 2 adds grouped-query attention to its 34B and 70B models (Touvron et al. 2023b, §2.2), Llama 3
-# (2024) to every size. Against the book's `DecoderOnlyTransformer` set up as GPT-2 has it (pre-norm with a
-# final LayerNorm and learned positions, rather than the 2017 paper's post-norm and sinusoids; chapter 12 trains
+# LLaMA (Touvron et al. 2023a, §2.2) uses pre-normalisation with RMSNorm, SwiGLU and rotary embeddings, and
+# its released code has no biases (as PaLM before it); Llama 2 adds grouped-query attention to its 34B and 70B models (Touvron et al. 2023b, §2.2), Llama 3
+# (2024) to every size. Against the book's `DecoderOnlyTransformer` set up as GPT-2 arranges its block (pre-norm
+# with a final LayerNorm and learned positions, though with ReLU where GPT-2 has GELU, rather than the 2017 paper's post-norm and sinusoids; chapter 12 trains
 # the post-norm default), the "2024 block" of `tformer.variants.ModernDecoderLM` changes five things:
 #
 # | | 2017-style block (GPT-2's arrangement) | 2024 block (`ModernDecoderLM`) |
 # |---|---|---|
 # | norm before each sublayer | LayerNorm: subtract the mean, divide by the standard deviation, gain and bias | **RMSNorm**: divide by the root mean square, gain only (Zhang & Sennrich 2019) |
 # | feed-forward | W₂ ReLU(W₁x), two matrices, biases | **SwiGLU**: W₂ (SiLU(W₁x) ⊙ W₃x), three matrices, a gate times a value (Shazeer 2020) |
-# | positions | a learned vector added to each embedding | **RoPE**: queries and keys rotated by their position (chapter 08, §7) |
+# | positions | a learned vector added to each embedding | **RoPE**: queries and keys rotated by their position (chapter 08, §4) |
 # | attention | multi-head: H key/value heads | **grouped-query**: H_kv = H / 2 key/value heads (§2) |
 # | biases | on every linear map and norm | **none** |
 #
@@ -710,7 +755,8 @@ _ = results.record("scan_rounds", rounds)
 # of Dh = 16, 2 layers, embeddings scaled by √D, Xavier
 # initialisation, an untied output layer after a final norm, the same optimiser, and for a given seed the same
 # windows of text in the same order. What the 2024 model saves (biases, the position table, half of W_K and
-# W_V) goes into a wider SwiGLU, whose width F is solved from `modern_lm_parameter_count` so that both models
+# W_V) goes into the SwiGLU's width F (wider than the usual 2/3 · 4D, narrower than the ReLU block's F, since
+# SwiGLU has three matrices), which is solved from `modern_lm_parameter_count` so that both models
 # have the same number of parameters. The data is chapter 12's: Python's own help texts, one character per
 # token.
 
@@ -719,7 +765,7 @@ from torch.optim.lr_scheduler import LambdaLR
 
 from tformer.data.text import WindowBatches, load_english_text
 from tformer.training.metrics import bigram_nats_per_token, lm_nats_per_token
-from tformer.training.train import lm_loss, train
+from tformer.training.train import lm_loss, step_cost_ratios, train, training_clock
 from tformer.variants import ModernDecoderLM, modern_lm_parameter_count
 
 text = load_english_text()
@@ -788,45 +834,72 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # **512**<!-- result: race_kv_2024 --> bytes per generated token against
 # **1,024**<!-- result: race_kv_2017 -->: grouped-query attention halves the cache, as in §2.
 #
-# The race: each model trains for the same **measured** training time, `train(..., time_budget_s=7)`
-# (evaluation is excluded from that clock), with three seeds, the two blocks alternating. On a CPU the clock
-# is this process's CPU seconds on one thread (`clock=time.process_time`): on an idle machine that is the
-# wall clock, and on a machine shared with other programs it is far steadier than the wall clock, which would
-# give each model whatever the other programs left over. It is not immune: a busy machine still slows each
-# step by sharing caches and memory bandwidth, so the step counts below change from run to run. (On a GPU
-# the clock is the wall clock.) Every 20 steps the model is scored on all the validation characters in
-# windows of 64 (`lm_nats_per_token`), and `History.eval_seconds` records the training seconds at which
-# each score was taken. Both use Adam at 3·10⁻³ with a 50-step linear warm-up and then a constant rate: a
-# schedule that decays to zero needs to know the number of steps, which a deadline does not give. Neither
-# model's learning rate was tuned.
+# The race: each model trains for the same **measured** training time: the time the 2017-style block takes
+# for **200**<!-- result: race_steps_2017 --> steps, with three seeds. The 2024 block gets as many steps as
+# fit into that time. To find them, two training steps of each block are timed in turns, seven rounds
+# (`tformer.training.train.step_cost_ratios`: a change in the machine's load hits both alike), and the median
+# ratio of their costs sets the 2024 block's steps. We do not give each model a fixed number of seconds: how
+# many steps fit into a second moves with the machine and with what else it runs, and at this budget the loss
+# falls steeply with every step, so the stored numbers would not repeat; a ratio of step costs timed side by
+# side moves much less. The clock is this process's CPU time on one thread (`training_clock`); on a GPU
+# (`BIG`, with a longer budget) it is the wall clock. Every 20 steps, and at the end, the model is scored on all the
+# validation characters in windows of 64 (`lm_nats_per_token`; evaluation is not training time). Both use Adam at
+# 3·10⁻³ with a 50-step linear warm-up and then a constant rate. Neither model's learning rate was tuned.
 
 # %% tags=["nbval-ignore-output"]
-RACE_SECONDS, RACE_SEEDS, EVAL_EVERY_R, WARMUP_R = 7.0, (0, 1, 2), 20, 50
-race_clock = time.perf_counter if BIG else time.process_time
+RACE_STEPS, RACE_SEEDS, EVAL_EVERY_R, WARMUP_R = 1000 if BIG else 200, (0, 1, 2), 20, 50
+MAKERS = {"2017": make_2017, "2024": make_2024}
 threads_before = torch.get_num_threads()
 if not BIG:
     torch.set_num_threads(1)  # CPU seconds of one thread: the same computing time for both models
+race_clock = training_clock(device)
+
+
+def race_setup(name, seed, steps):
+    """A fresh model of block `name`, its optimiser and warm-up, and a stream of `steps` windows from `seed`."""
+    seed_everything(seed)
+    model = MAKERS[name]()
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.98), eps=1e-9)
+    warm_up = LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / WARMUP_R))
+    windows = WindowBatches(train_ids, BLOCK_R, BATCH_R, num_batches=steps, seed=seed)
+    return model, {"optimizer": optimizer, "scheduler": warm_up, "device": device, "progress": False}, windows
+
+
+def timed_steps(name, n=2):
+    """n training steps of block `name` (after 2 untimed ones), as a callable for `step_cost_ratios`."""
+    model, options, windows = race_setup(name, 0, n)
+    train(model, windows, lm_loss, max_steps=2, **options)  # warm-up: memory and kernels
+    return lambda: train(model, windows, lm_loss, max_steps=n, **options)
+
+
+cost_rounds = step_cost_ratios({name: timed_steps(name) for name in MAKERS}, "2017", clock=race_clock)["2024"]
+cost_2024 = float(np.median(cost_rounds))
+race_steps = {"2017": RACE_STEPS, "2024": round(RACE_STEPS / cost_2024)}
+print(f"a 2024 step costs {cost_2024:.2f} steps of the 2017 block (median of {len(cost_rounds)} rounds: "
+      f"{', '.join(f'{r:.2f}' for r in cost_rounds)}), so the 2024 block gets {race_steps['2024']} steps")
 race = {"2017": [], "2024": []}
 for seed in RACE_SEEDS:
-    for name, make in (("2017", make_2017), ("2024", make_2024)):
-        seed_everything(seed)
-        model = make()
-        optimizer = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.98), eps=1e-9)
-        warm_up = LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / WARMUP_R))
-        windows = WindowBatches(train_ids, BLOCK_R, BATCH_R, num_batches=10**6, seed=seed)  # never runs out
-        history = train(model, windows, lm_loss, optimizer=optimizer, scheduler=warm_up, time_budget_s=RACE_SECONDS,
+    for name in MAKERS:
+        model, options, windows = race_setup(name, seed, race_steps[name])
+        history = train(model, windows, lm_loss, max_steps=race_steps[name], seed=seed, clock=race_clock,
                         evaluate=lambda m: {"nats": lm_nats_per_token(m, valid_ids, BLOCK_R)},
-                        eval_every=EVAL_EVERY_R, device=device, seed=seed, progress=False, clock=race_clock)
+                        eval_every=EVAL_EVERY_R, **options)  # fmt: skip
         race[name].append(history)
         print(f"seed {seed}, {name} block: {history.steps} steps in {history.train_time_s:.1f} s, "
               f"{history.tokens_per_s:,.0f} tokens/s, validation {history.metric('nats')[-1]:.3f} nats/char")
 torch.set_num_threads(threads_before)
 
-# %% tags=["nbval-ignore-output", "nbval-skip"]
-def score_at(history, seconds):
-    """Validation nats/char at the last evaluation taken within `seconds` of training time (NaN if none was)."""
-    within = [m["nats"] for m, s in zip(history.eval_metrics, history.eval_seconds, strict=True) if s <= seconds]
-    return within[-1] if within else math.nan
+
+# %% tags=["nbval-ignore-output"]
+def time_axis(name, history):
+    """Training time of each evaluation, in units of one 2017-block step (steps × measured cost per step)."""
+    return [step * (cost_2024 if name == "2024" else 1.0) for step in history.eval_steps]
+
+
+def score_at(name, history, time_units):
+    """Validation nats/char at `time_units` 2017-step times of training, read off the curve (linear
+    interpolation between the two evaluations around it, so both blocks are read at the same time)."""
+    return float(np.interp(time_units, time_axis(name, history), history.metric("nats")))
 
 
 def score_at_step(history, step):
@@ -840,32 +913,31 @@ def mean_range(values):
 
 summary = {}
 for name, runs in race.items():
-    final = [h.metric("nats")[-1] for h in runs]
-    half = [score_at(h, RACE_SECONDS / 2) for h in runs]
-    summary[name] = {"final": final, "half": half, "tokens_per_s": float(np.median([h.tokens_per_s for h in runs])),
-                     "steps": [h.steps for h in runs]}
-# At equal steps: the 2017 model's score at the step where the 2024 run of the same seed stopped.
+    summary[name] = {"final": [h.metric("nats")[-1] for h in runs],
+                     "half": [score_at(name, h, RACE_STEPS / 2) for h in runs], "steps": [h.steps for h in runs]}
+# At equal steps: the 2017 model's score at the step where the 2024 runs stopped.
 summary["2017"]["at_2024_steps"] = [score_at_step(h17, h24.steps)
                                     for h17, h24 in zip(race["2017"], race["2024"], strict=True)]
-print(f"{RACE_SECONDS:.0f} s of training per run, seeds {list(RACE_SEEDS)}; validation nats/char, mean (min–max)")
-half_label, full_label = f"at {RACE_SECONDS / 2:.1f} s", f"at {RACE_SECONDS:.0f} s"
-print(f"{'block':<8}{'params':>9}{half_label:>22}{full_label:>22}{'steps':>16}{'tokens/s (median)':>19}"
-      f"{'KV bytes/token':>16}")
+print(f"the time of {RACE_STEPS} steps of the 2017 block per run, seeds {list(RACE_SEEDS)}; "
+      "validation nats/char, mean (min–max)")
+half_label, full_label = f"at {RACE_STEPS // 2} steps' time", f"at {RACE_STEPS} steps' time"
+print(f"{'block':<8}{'params':>9}{half_label:>26}{full_label:>26}{'steps':>16}{'KV bytes/token':>16}")
 for name, s in summary.items():
-    print(f"{name:<8}{n_2017 if name == '2017' else n_2024:>9,}{mean_range(s['half']):>22}{mean_range(s['final']):>22}"
-          f"{s['steps']!s:>16}{s['tokens_per_s']:>19,.0f}{kv_per_token[name]:>16,}")
-print(f"2017 block at the 2024 runs' step counts {summary['2024']['steps']}: "
+    print(f"{name:<8}{n_2017 if name == '2017' else n_2024:>9,}{mean_range(s['half']):>26}"
+          f"{mean_range(s['final']):>26}{s['steps']!s:>16}{kv_per_token[name]:>16,}")
+print(f"2017 block at the 2024 runs' step count {race_steps['2024']}: "
       f"{np.mean(summary['2017']['at_2024_steps']):.3f} nats/char")
 
 fig, ax = plt.subplots(figsize=(6.4, 3.8))
 for name, colour in (("2017", "C0"), ("2024", "C1")):
     for i, h in enumerate(race[name]):
-        ax.plot(h.eval_seconds, h.metric("nats"), color=colour, alpha=0.8,
+        ax.plot(time_axis(name, h), h.metric("nats"), color=colour, alpha=0.8,
                 label=f"{name} block ({len(race[name])} seeds)" if i == 0 else None)
-ax.axvline(RACE_SECONDS / 2, color="grey", ls=":", lw=1)
-ax.set_xlabel(f"training time ({'wall-clock s' if BIG else 'CPU s, one thread'}; evaluation excluded)")
+ax.axhline(bigram_r, color="grey", ls="--", lw=1, label="bigram counts")
+ax.axvline(RACE_STEPS / 2, color="grey", ls=":", lw=1)
+ax.set_xlabel("training time, in steps of the 2017 block (steps × measured cost per step)")
 ax.set_ylabel("validation loss (nats per character)")
-ax.set_title(f"Same parameters ({n_2017:,} vs {n_2024:,}), same clock: 2017 vs 2024 block")
+ax.set_title(f"Same parameters ({n_2017:,} vs {n_2024:,}), same time: 2017 vs 2024 block")
 ax.legend()
 plt.show()
 
@@ -873,51 +945,50 @@ plt.show()
 final_17, final_24 = summary["2017"]["final"], summary["2024"]["final"]
 assert max(final_24) < min(final_17), "the 2024 block no longer ends lower at every seed"
 assert np.mean(summary["2017"]["at_2024_steps"]) > max(final_24), "nor at equal steps"
-assert summary["2024"]["tokens_per_s"] < summary["2017"]["tokens_per_s"], "the 2024 block is no longer slower"
-assert all(a < b for a, b in zip(summary["2024"]["steps"], summary["2017"]["steps"], strict=True)), "nor fewer steps"
-# Whether the 2017 block passes the bigram counts within 7 s depends on the machine (steps per CPU second), so
-# it is printed in the stored run, not asserted.
+assert cost_2024 > 1, "the 2024 block's step is no longer the dearer one"
+assert max(final_17) < bigram_r, "the 2017 block no longer passes the bigram counts at every seed"
 spread_17, spread_24 = max(final_17) - min(final_17), max(final_24) - min(final_24)
+results.record("race_steps_2017", RACE_STEPS)
 results.record("race_final_2017", np.mean(final_17), tol=max(spread_17, 0.03))
 results.record("race_final_2024", np.mean(final_24), tol=max(spread_24, 0.03))
 results.record("race_half_2017", np.mean(summary["2017"]["half"]), tol=max(np.ptp(summary["2017"]["half"]), 0.03))
 results.record("race_half_2024", np.mean(summary["2024"]["half"]), tol=max(np.ptp(summary["2024"]["half"]), 0.03))
-gaps = [a - b for a, b in zip(final_17, final_24, strict=True)]  # per seed: same data order, same clock
-print(f"2017 minus 2024 at {RACE_SECONDS:.0f} s, per seed: {results.record_runs('race_gap', gaps)}")
-speeds = {name: [h.tokens_per_s for h in runs] for name, runs in race.items()}
-speed_tol = max(np.ptp(speeds[name]) / np.median(speeds[name]) for name in speeds)  # relative spread over seeds
+gaps = [a - b for a, b in zip(final_17, final_24, strict=True)]  # per seed: same data order, same time
+print(f"2017 minus 2024 at the end, per seed: {results.record_runs('race_gap', gaps)}")
 at_steps = summary["2017"]["at_2024_steps"]
 results.record("race_2017_at_2024_steps", np.mean(at_steps), tol=max(np.ptp(at_steps), 0.03))
-speed_ratio = results.record("race_speed_ratio", summary["2024"]["tokens_per_s"] / summary["2017"]["tokens_per_s"],
-                             tol=max(speed_tol, 0.05))
-print(f"2024 / 2017 tokens per second: {speed_ratio:.2f}")
+print(f"a 2024 step / a 2017 step, timing rounds: {results.record_runs('race_step_cost_rounds', cost_rounds)}")
+print(f"median: {results.record('race_step_cost', cost_2024, tol=max(np.ptp(cost_rounds), 0.05)):.2f}; "
+      f"the 2024 block's steps: {results.record('race_steps_2024', race_steps['2024'], tol=max(3, 0.1 * race_steps['2024']))}")
 
 # %% [markdown]
-# After 7 seconds of training the 2024 block reaches **1.77**<!-- result: race_final_2024 --> nats per
-# character (mean of three seeds) against the 2017-style block's **2.32**<!-- result: race_final_2017 -->,
-# lower by **0.52**<!-- result: race_gap.min -->–**0.57**<!-- result: race_gap.max --> nats per seed; the seed ranges (printed above) do not overlap. The curves show
-# how: early on the two are close (which one is ahead at the first evaluations differs between runs), then
-# the 2017-style block flattens near the bigram level while the 2024 block keeps falling. Where the curves cross depends on how many steps the machine fits
-# into a second: at the last evaluation within half the budget the two stood at
-# **2.29**<!-- result: race_half_2024 --> (2024) and **2.47**<!-- result: race_half_2017 --> (2017-style) in
-# this run, close enough that a slower or busier machine can reverse a seed there, so the book asserts the
-# order only at the full 7 s, where every seed of the 2024 block ends below every seed of the 2017 block
-# (in this run by several times the spread between seeds; how wide that margin is depends on the machine).
-# The 2024 block is the *slower* model, **0.82**<!-- result: race_speed_ratio -->× the 2017 block's tokens
-# per second here (three matrices in its feed-forward layer, a rotation of every query and key, an RMSNorm
-# that torch does not fuse), so it took fewer steps in the same time. Its lead is not one of speed: at the
-# step where each 2024 run stopped, the 2017-style run of the same seed stood at
-# **2.36**<!-- result: race_2017_at_2024_steps --> nats per character (mean). And it caches half as many
-# bytes per token.
+# In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block, the 2024 block reaches
+# **1.77**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
+# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.52**<!-- result: race_gap.min -->–**0.57**<!--
+# result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
+# block. The curves show how: early on the two are close, then the 2017-style block flattens near the
+# bigram level while the 2024 block keeps falling. At half the budget the two stood at
+# **2.29**<!-- result: race_half_2024 --> (2024) and **2.47**<!-- result: race_half_2017 --> (2017-style).
+# The 2024 block is the *slower* model here: one of its steps costs **1.22**<!-- result: race_step_cost -->
+# steps of the 2017 block (the median timing round), so it took
+# **164**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
+# step count the 2017-style runs stood at **2.36**<!-- result: race_2017_at_2024_steps --> nats per
+# character (mean). And it caches half as many bytes per token.
+#
+# That slowness belongs to these implementations more than to the architecture. By hand, its matrix
+# products cost only about 6% more per token and layer than the 2017 block's; the rest is the book's
+# from-scratch parts: its RMSNorm is a few element-wise operations where `nn.LayerNorm` is one fused kernel
+# (Zhang & Sennrich introduced RMSNorm because it is *cheaper* than LayerNorm), its rotary embedding
+# recomputes its angles on every call, and grouped-query attention reshapes its heads. The step-cost ratio
+# is measured, so the race is fair to the code that ran; a tuned implementation would give the 2024 block
+# more steps, not fewer.
 #
 # What the race supports, and what it does not:
 #
-# - It holds for three seeds at 7 seconds of training, at this size, on one text and one CPU, at the tokens
-#   per second printed above (on a machine several times slower, 7 s would end nearer the crossing). At
-#   this budget the 2017-style model has only just passed the bigram model of chapter 12
-#   (**2.391**<!-- result: race_bigram --> nats per character), so the race measures how fast each block gets
-#   going. Whether the gap stays, shrinks or closes with a longer budget or a larger model is not measured here
-#   (`RACE_SECONDS` is one number to change).
+# - It holds for three seeds at this budget, at this size, on one text. At this budget the 2017-style model
+#   has only just passed the bigram model of chapter 12 (**2.391**<!-- result: race_bigram --> nats per
+#   character), so the race measures how fast each block gets going. Whether the gap stays, shrinks or closes
+#   with a longer budget or a larger model is not measured here (`RACE_STEPS` is one number to change).
 # - It is a race of packages, not an ablation: which of the five changes buys the gain cannot be read from
 #   it. Each is a separate module in `tformer` (`RMSNorm`, `SwiGLUFeedForward`, `RotaryEmbedding`,
 #   `GroupedQueryAttention`), so the models in between can be built and raced the same way.
@@ -938,13 +1009,13 @@ print(f"2024 / 2017 tokens per second: {speed_ratio:.2f}")
 # - RoPE's slow frequencies never complete a turn in training; interpolation and YaRN stretch them.
 # - Linear recurrences (state-space models) train with a parallel scan in log n rounds and run as RNNs.
 # - The 2024 block (RMSNorm, SwiGLU, RoPE, GQA, no biases) against the 2017-style block at the same parameter
-#   count and the same 7 s of training, three seeds: lower validation loss at every seed, fewer tokens per
-#   second, half the KV cache. A package result at one small size and budget, not an ablation.
+#   count and the same measured training time, three seeds: lower validation loss at every seed, fewer steps
+#   in the same time (in these implementations), half the KV cache. A package result at one small size and budget, not an ablation.
 #
 # ## Exercises
 #
-# **14.1** A model has 32 layers with 8 key/value heads of width 128. How many MiB does its KV cache take in
-# float16 for one sequence of 8192 tokens? (a whole number)
+# **14.1** A model has 40 layers with 4 key/value heads of width 128. How many MiB does its KV cache take in
+# bfloat16 for one sequence of 32,768 tokens? (a whole number)
 
 # %%
 from tformer.book.exercises import check

@@ -141,7 +141,7 @@ NEEDED = {
                                    "budget_seconds", "tf_val_em_fewer_steps", "bahdanau_val_em", "bahdanau_gap",
                                    "rnn_bahdanau_em_over_20")],
     "12_three_families": ["mlm_acc", "gpt_word_acc", "twin_ahead_seeds", "gpt_nats", "lstm_nats", "lstm_lead",
-                          "bigram_nats", "ed_em",
+                          "bigram_nats", "ed_em", "lm_tf_steps", "lm_tf_seconds",
                           *ranges("mlm_acc_left", "lstm_nats", "gpt_nats", "lstm_lead")],
     "13_complexity": ["lstm_ratio", "gru_ratio", "flop_cross_core_rnn", "rnn_products_32", "att_products_32",
                       "rnn_waiting_32", "torch_rnn_products_32",
@@ -390,7 +390,9 @@ buckets = {"fixed_short": quote("fixed_short", "02_seq2seq_bottleneck", "fixed_s
            "fixed_long": quote("fixed_long", "02_seq2seq_bottleneck", "fixed_long"),
            "attn_short": quote("attn_short", "02_seq2seq_bottleneck", "attn_short"),
            "attn_long": quote("attn_long", "02_seq2seq_bottleneck", "attn_long")}  # fmt: skip
-# chapter 12, equal measured training time (13 s of CPU time per model and seed): means over the seeds
+# chapter 12, equal measured training time (the time of a fixed number of Transformer steps): means over the seeds
+lm_budget = {"steps": quote("lm_tf_steps", "12_three_families", "lm_tf_steps"),
+             "seconds": quote("lm_tf_seconds", "12_three_families", "lm_tf_seconds")}  # fmt: skip
 nats = {"LSTM": quote("lstm_nats", "12_three_families", "lstm_nats"),
         "Transformer": quote("gpt_nats", "12_three_families", "gpt_nats"),
         "bigram": quote("bigram_nats", "12_three_families", "bigram_nats"),
@@ -440,7 +442,7 @@ table = {
                                                "Transformer": " / ".join(f"{v:.1f}" for v in em_by_length)},
     "25+ words, same steps, % (ch 02)": {"RNN": NM, "LSTM": NM, "Transformer": NM,
                                          "GRU": f"{buckets['fixed_long']:.0f} / {buckets['attn_long']:.0f} (fixed / attention)"},
-    f"next char, nats, 13 s CPU, {nats_seeds} seeds (ch 12)": {
+    f"next char, nats, {lm_budget['seconds']:.0f} s CPU, {nats_seeds} seeds (ch 12)": {
         "RNN": NM, "GRU": NM, "LSTM": f"{nats['LSTM']:.2f} ({span(nats_range['LSTM'], 3)})",
         "Transformer": f"{nats['Transformer']:.2f} ({span(nats_range['Transformer'], 3)})"},
     "memory growth exponent in n (ch 13)": {"RNN": f"{mem_slope['RNN']:.2f}", "LSTM": NM, "GRU": NM,
@@ -466,7 +468,7 @@ assert em_range["tf_fewer_steps"][0] > em_range["bahdanau_val"][1]  # with fewer
 assert em_range["tf_over_20"][1] < em["tf_over_20"] - 50  # nor the Transformer, far from its full run
 assert em["tf_full"] >= 98 and em["tf_full"] > em_range["tf_same_time"][1] and em["tf_over_20"] > 90  # full run
 assert buckets["attn_long"] > buckets["fixed_long"] + 20  # attention rescues the longest sentences (ch 02)
-# chapter 12 at 13 s: the LSTM ahead of the Transformer for every seed; both below the bigram model
+# chapter 12 at its budget: the LSTM ahead of the Transformer for every seed; both below the bigram model
 assert nats_range["LSTM"][1] < nats_range["Transformer"][0] and nats_range["lead"][0] > 0
 assert nats_range["Transformer"][1] < nats["bigram"]
 assert mem_slope["Transformer"] > 1.5 and abs(mem_slope["RNN"] - 1) < 0.2  # quadratic against linear memory
@@ -612,7 +614,8 @@ _ = quote("llama_gqa_mib", "14_new_problems", "llama_gqa_mib")
 #   63.2<!-- result: em_tf_same_time.min -->–67.1%<!-- result: em_tf_same_time.max --> of the test sentences
 #   exactly and the GRUs at most 34.2%<!-- result: em_bahdanau.max -->, for every seed (ch 10). For
 #   next-character prediction over 64-character windows, where torch runs the whole LSTM recurrence in one
-#   fused kernel, the LSTM wins instead, for every seed: given 13 seconds of CPU time each it reaches
+#   fused kernel, the LSTM wins instead, for every seed: given the time of
+#   330<!-- result: lm_tf_steps --> Transformer steps each (13<!-- result: lm_tf_seconds --> s of CPU time) it reaches
 #   1.87<!-- result: lstm_nats --> nats per character (1.865<!-- result: lstm_nats.min -->–1.883<!-- result:
 #   lstm_nats.max --> over three seeds) against the Transformer's 2.18<!-- result: gpt_nats -->
 #   (2.180<!-- result: gpt_nats.min -->–2.186<!-- result: gpt_nats.max -->), a lead of
@@ -675,7 +678,7 @@ _ = quote("ed_em", "12_three_families", "ed_em")
 # with the right side hidden (the seeds disagree too much for a mean), where its decoder-only twin, trained
 # to read left to right, gets **35.1**<!-- result: gpt_word_acc -->%, ahead of it for
 # 3<!-- result: twin_ahead_seeds --> of the 3 seeds; the decoder-only character model writes English at
-# 2.18<!-- result: gpt_nats --> nats per character after 13 seconds of CPU time; the encoder-decoder
+# 2.18<!-- result: gpt_nats --> nats per character after 330<!-- result: lm_tf_steps --> steps; the encoder-decoder
 # translates **99.7**<!-- result: ed_em -->% of the test sentences exactly (chapter 10's full run). Chapter 14 swapped parts inside
 # the same block (grouped-query attention, a mixture-of-experts feed-forward layer, sliding-window and
 # linear attention) without touching anything around it.
@@ -741,7 +744,7 @@ assert beyond["rope"][0] > max(beyond["sinusoidal"], beyond["learned"], beyond["
 #   trade something measurable. Per layer a Transformer does more arithmetic than an LSTM; it wins by short
 #   paths and by work that parallel hardware can do at once. On a 2-core CPU at equal time the verdict depends
 #   on the task: the Transformer out-translates the GRUs in chapter 10's budget, a fused LSTM out-predicts it on
-#   characters after 13 seconds, for every seed.
+#   characters after 13<!-- result: lm_tf_seconds --> seconds, for every seed.
 #   Across devices the same model is split by batch (DDP, ZeRO/FSDP), by heads and hidden units (tensor
 #   parallel) or by layers (pipeline): chapter 15 runs all but the pipeline with `torch.distributed`.
 #

@@ -166,11 +166,12 @@ class LearnedPositionalEmbedding(nn.Module):
 class RotaryEmbedding(nn.Module):
     """Rotary position embedding (RoPE): rotate each pair of features by angle ``m·θ_j`` (Su et al. 2021, §3.4.2).
 
-    **Pairing convention: half-split** (GPT-NeoX, Llama): feature ``j`` is paired with feature ``j + Dh/2``
+    **Pairing convention: half-split** (GPT-NeoX; Hugging Face's port of Llama): feature ``j`` is paired with feature ``j + Dh/2``
     for ``j = 0 .. Dh/2 − 1``, with frequency ``θ_j = base^(−2j/Dh)``. At position ``m`` the pair
     ``(x_j, x_{j+Dh/2})`` becomes ``(x_j cos mθ_j − x_{j+Dh/2} sin mθ_j, x_j sin mθ_j + x_{j+Dh/2} cos mθ_j)``.
-    (The paper pairs neighbours, ``(x_{2j}, x_{2j+1})``; the two are the same rotation after a fixed
-    permutation of features, which trained projections absorb.)
+    (The paper, and Meta's own LLaMA code, pair neighbours, ``(x_{2j}, x_{2j+1})``; the two are the same
+    rotation after a fixed permutation of features, which trained projections absorb: Hugging Face permutes
+    LLaMA's W_Q and W_K rows when it converts the checkpoints.)
 
     Applied to queries and keys (not values) after the head split, it makes q_m·k_n depend only on m − n and
     leaves every vector's norm unchanged. cos and sin are computed for the positions of each call (as Hugging

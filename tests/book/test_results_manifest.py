@@ -127,7 +127,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("12_three_families", "15%"): "paper: BERT's masking rate (Devlin et al. 2019, §3.1), also the code's",
     ("12_three_families", "80%"): "paper: BERT's 80/10/10 rule (Devlin et al. 2019, §3.1)",
     ("12_three_families", "10%"): "paper: BERT's 80/10/10 rule; setting: the warm-up fraction",
-    ("12_three_families", "13 seconds"): "setting: LM_BUDGET_S, the equal-time budget of the character models",
     ("13_complexity", "4×"): "formula: (2048/1024)², the quadratic law the marked counts show",
     ("13_complexity", "16×"): "formula: (4096/1024)²",
     ("13_complexity", "1 steps"): "formula: n − 1 steps",
@@ -136,8 +135,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("14_new_problems", "2×"): "setting: top-2 routing",
     ("14_new_problems", "1000 dependent steps"): "setting: the scan's length n = 1000",
     ("14_new_problems", "20 steps"): "setting: EVAL_EVERY_R, the race's evaluation interval",
-    ("14_new_problems", "7 seconds"): "setting: RACE_SECONDS, the race's training budget",
-    ("14_new_problems", "7 s"): "setting: RACE_SECONDS, the race's training budget",
     ("15_parallelism", "2 bytes"): "paper: Rajbhandari et al. 2020, §3.1: fp16 weight and gradient, 2 bytes each",
     ("15_parallelism", "12 bytes"): "paper: Rajbhandari et al. 2020, §3.1: K = 12 bytes of fp32 Adam state",
     ("15_parallelism", "16 bytes"): "paper: Rajbhandari et al. 2020, §3.1: 2 + 2 + 12 bytes per parameter",
@@ -151,7 +148,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("16_summary", "4×"): "structure: 4 gate blocks (the marked lstm_ratio)",
     ("16_summary", "3×"): "structure: 3 gate blocks (the marked gru_ratio)",
     ("16_summary", "10%"): "constant: MAX_RELATIVE_TOL of tformer.book.results, the tolerance rule",
-    ("16_summary", "13 seconds"): "setting: chapter 12's LM_BUDGET_S, the equal-time budget of its character models",
 }
 
 

@@ -13,8 +13,8 @@ from tformer.book.exercises import check
 
 
 def solution_1() -> int:
-    """KV cache: 2 (K, V) × 32 layers × 8 heads × 8192 positions × 128 × 2 bytes, in MiB."""
-    return 2 * 32 * 8 * 8192 * 128 * 2 // 2**20
+    """KV cache: 2 (K, V) × 40 layers × 4 heads × 32768 positions × 128 × 2 bytes (bfloat16), in MiB."""
+    return 2 * 40 * 4 * 32768 * 128 * 2 // 2**20
 
 
 def solution_2() -> int:
@@ -39,7 +39,7 @@ def solution_4() -> int:
 SOLUTIONS = {"14.1": solution_1, "14.2": solution_2, "14.3": solution_3, "14.4": solution_4}
 
 MISTAKES = {
-    "14.1": 512,  # forgetting that both keys and values are cached
+    "14.1": 1280,  # forgetting that both keys and values are cached
     "14.2": 64 * 16 + 16 * (64 * 256 + 256 + 256 * 64 + 64),  # the total, not the active count
     "14.3": 30,  # 6 × w, counting the query's own position in every layer
     "14.4": 5000,  # the sequential loop's step count

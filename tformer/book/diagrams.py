@@ -579,7 +579,7 @@ def _three_families() -> tuple[_Svg, str]:
     title = "Three families from one block: encoder-decoder, encoder-only, decoder-only"
     s = _Svg(900, 400, title)
     cols = (
-        ("Encoder-decoder", "translation (T5, the 2017 model)", 150),
+        ("Encoder-decoder", "translation, denoising (2017, T5)", 150),
         ("Encoder-only", "understanding (BERT)", 450),
         ("Decoder-only", "generation (GPT, LLMs)", 750),
     )

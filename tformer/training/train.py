@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ __all__ = [
     "noam_lr",
     "save_checkpoint",
     "seq2seq_loss",
+    "step_cost_ratios",
     "to_device",
     "train",
     "training_clock",
@@ -78,6 +79,61 @@ def training_clock(device: torch.device | str = "cpu") -> Callable[[], float]:
         return time.perf_counter()
 
     return clock
+
+
+def step_cost_ratios(
+    steps: Mapping[str, Callable[[], object]],
+    reference: str,
+    *,
+    clock: Callable[[], float],
+    rounds: int = 7,
+) -> dict[str, list[float]]:
+    """How many of ``reference``'s training steps each entry's step costs, timed side by side in rounds.
+
+    The book's "equal training time" comparisons give one model a number of steps and every other model the
+    steps that fit into the same time: ``round(reference_steps / median(ratios[name]))``. Timing each model
+    once, before its own run, lets a change in the machine's load (another program starting) fall on one model
+    only; here every round calls each entry once, back to back and in the mapping's order, so a slow spell
+    lands on all of them, and each round gives one ratio per entry. Take the median round.
+
+    Args:
+        steps: name -> a callable that does a fixed piece of training work (e.g. two optimiser steps of one
+            model on fixed batches); warm it up before (first calls allocate memory and pick kernels).
+        reference: the name whose cost is the unit; its own ratios are all 1.0.
+        clock: what a training second is, e.g. :func:`training_clock` (CPU time on one thread).
+        rounds: how many rounds (each calls every entry once).
+
+    Returns:
+        name -> ``rounds`` ratios (seconds of that entry / seconds of the reference, in the same round).
+
+    Raises:
+        TypeError: if ``steps`` is not a mapping of callables, ``clock`` is not callable or ``rounds`` is not an
+            int. ValueError: if ``reference`` is not a key of ``steps``, ``rounds`` < 1, or a round of the
+            reference took no measurable time (give each call more work).
+    """
+    if not isinstance(steps, Mapping) or not steps:
+        raise TypeError(f"steps: expected a non-empty mapping of name -> callable, got {steps!r}")
+    for name, step in steps.items():
+        if not callable(step):
+            raise TypeError(f"steps[{name!r}]: expected a callable, got {type(step).__name__}")
+    if reference not in steps:
+        raise ValueError(f"reference: expected one of {list(steps)}, got {reference!r}")
+    if not callable(clock):
+        raise TypeError(f"clock: expected a callable returning seconds, got {type(clock).__name__}")
+    rounds = check_int("rounds", rounds, 1)
+    ratios: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(rounds):
+        spent = {}
+        for name, step in steps.items():
+            start = clock()
+            step()
+            spent[name] = clock() - start
+        if spent[reference] <= 0:
+            raise ValueError(f"reference: a round of {reference!r} took {spent[reference]} s on this clock; "
+                             "give each call more work")  # fmt: skip
+        for name in steps:
+            ratios[name].append(spent[name] / spent[reference])
+    return ratios
 
 
 @dataclass

@@ -269,3 +269,51 @@ def test_training_clock_bad_device(device: object, error: type, message: str) ->
 
     with pytest.raises(error, match=message):
         training_clock(device)  # type: ignore[arg-type]
+
+
+def test_step_cost_ratios_divide_by_the_reference_in_each_round() -> None:
+    from tformer.training.train import step_cost_ratios
+
+    now, calls = [0.0], []  # a clock that moves only when a step says so: exact, machine-independent timings
+    reference_costs = iter([2.0, 3.0, 4.0])  # the machine slows down from round to round ...
+
+    def reference() -> None:
+        calls.append("tf")
+        now.append(now[-1] + next(reference_costs))
+
+    def other() -> None:  # ... and the other model keeps costing 1.5 reference steps
+        calls.append("rnn")
+        now.append(now[-1] + 1.5 * (now[-1] - now[-2]))
+
+    ratios = step_cost_ratios({"tf": reference, "rnn": other}, "tf", clock=lambda: now[-1], rounds=3)
+    assert ratios["tf"] == [1.0, 1.0, 1.0]
+    assert ratios["rnn"] == pytest.approx([1.5, 1.5, 1.5], abs=1e-12)
+    assert calls == ["tf", "rnn"] * 3  # interleaved: each round times every entry once, in order
+
+
+def test_step_cost_ratios_real_work_orders_the_costs() -> None:
+    from tformer.training.train import step_cost_ratios
+
+    a, b = torch.randn(64, 64), torch.randn(256, 256)
+    steps = {"small": lambda: [a @ a for _ in range(20)], "large": lambda: [b @ b for _ in range(20)]}
+    ratios = step_cost_ratios(steps, "small", clock=time.perf_counter, rounds=5)
+    assert len(ratios["large"]) == 5
+    assert sorted(ratios["large"])[2] > 4  # 64x the multiply-adds; at least 4x the time on any machine
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [({"steps": {}}, TypeError, "steps: expected a non-empty mapping"),
+     ({"steps": {"a": 3}}, TypeError, r"steps\['a'\]: expected a callable, got int"),
+     ({"reference": "b"}, ValueError, r"reference: expected one of \['a'\], got 'b'"),
+     ({"clock": 1.0}, TypeError, "clock: expected a callable"),
+     ({"rounds": 0}, ValueError, "rounds"),
+     ({"rounds": 2.0}, TypeError, "rounds"),
+     ({"clock": lambda: 0.0}, ValueError, "reference: a round of 'a' took 0.0 s")],
+)  # fmt: skip
+def test_step_cost_ratios_bad_input(kwargs: dict, error: type, message: str) -> None:
+    from tformer.training.train import step_cost_ratios
+
+    args = {"steps": {"a": lambda: None}, "reference": "a", "clock": time.perf_counter, **kwargs}
+    with pytest.raises(error, match=message):
+        step_cost_ratios(args.pop("steps"), args.pop("reference"), **args)
