@@ -23,6 +23,7 @@ install: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -c 'import sys; v = sys.version_info[:2]; v == (3, 11) or print(f"make: warning: .venv has Python {v[0]}.{v[1]}; the stored outputs were made with 3.11 and chapter 12 may differ (rm -rf .venv; make lab PYTHON=python3.11)")'
 	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.txt
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name tformer --display-name "Python (tformer)" >/dev/null

@@ -20,17 +20,18 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         attention.py         multi-head attention and the key/value cache (07, 10)
         positional.py        sinusoidal, learned and rotary positions, ALiBi biases (08)
         layers.py            feed-forward, encoder and decoder layers and stacks (09)
-        models.py            the three families and their configs: encoder-decoder, decoder-only, encoder-only (10, 11)
-        decoding.py          greedy, beam search, sampling (10, 11)
+        models.py            the three families and their configs: encoder-decoder, decoder-only, encoder-only (10, 12)
+        decoding.py          greedy, beam search, sampling (10, 12)
         baselines/           what came before attention: rnn (RNN, LSTM, GRU), seq2seq_rnn (01, 02)
         variants/            what changed after 2017, each beside the 2017 piece it replaces: efficient (GQA,
                              sliding windows, linear attention), moe, rmsnorm, swiglu; modern_block, a 2024
-                             decoder built from them (13)
+                             decoder built from them (14)
         data/                text.py (tokens, vocabularies, batches); corpus.py (the generated running example);
                              tasks.py and extrapolation.py (toy tasks); hsk.py (real Chinese-English sentences
-                             with pinyin); subword.py (a BPE tokenizer)
-        training/            teacher_forcing, train (the loop), metrics; distributed (DDP, FSDP, tensor parallel) (14)
-        analysis/            formulas and measurements of cost: complexity (12), parallelism (memory, traffic) (14)
+                             with pinyin, 11); subword.py (a BPE tokenizer, 11)
+        training/            teacher_forcing, train (the loop, equal-time budgets), metrics; mlm (BERT's masked-token
+                             pre-training, 11); distributed (DDP, FSDP, tensor parallel) (15)
+        analysis/            formulas and measurements of cost: complexity (13), parallelism (memory, traffic) (15)
         book/                the notebooks' helpers: environment, plot (attention heatmaps, styles), results, exercises,
                              diagrams, source
         _checks.py           argument checks, one message format, shared by every module

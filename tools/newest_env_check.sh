@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Colab guard: install tformer into a fresh virtual environment with the NEWEST releases that its declared
 # ranges allow (pip's eager upgrade), not the pins of requirements.txt, and run the preface and chapter 05
-# there. A new Colab runtime brings new numpy/matplotlib/seaborn releases; this catches a first cell that
+# there. A new Colab runtime brings new numpy/matplotlib/pandas releases; this catches a first cell that
 # would break on them.
 #
 # torch: PyPI's newest Linux wheels are CUDA builds of several GB. The newest CPU-only build this registry
 # offers is the one requirements.txt pins (+cpu), so torch is installed from that and numpy, matplotlib,
-# seaborn, tqdm, sacrebleu and mplfonts float to their newest releases.
+# pandas, tqdm, sacrebleu and mplfonts float to their newest releases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="$(mktemp -d)/newest"
@@ -19,7 +19,7 @@ pip_install -c "$venv/torch-constraint.txt" torch
 pip_install -c "$venv/torch-constraint.txt" --upgrade --upgrade-strategy eager . nbval ipykernel jupytext pytest
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as m
-print("newest-env:", ", ".join(f"{p} {m.version(p)}" for p in ["torch", "numpy", "matplotlib", "seaborn", "tqdm", "sacrebleu"]))
+print("newest-env:", ", ".join(f"{p} {m.version(p)}" for p in ["torch", "numpy", "matplotlib", "pandas", "tqdm", "sacrebleu"]))
 assert m.version("torch").endswith("+cpu"), "the eager upgrade replaced the CPU build of torch"
 PY
 # Lax mode: every cell runs and every in-cell assertion must hold; outputs are not compared digit by digit,
