@@ -298,6 +298,78 @@ EXERCISES: dict[str, dict] = {
         "True. Did you divide the last layer's norm by the first's instead?",
         "hint": "Call first_to_last_gradient(seed=0, norm_first=False).",
     },
+    "12.5": {
+        "notebook": "12_three_families",
+        "function": "cache_error",
+        "change": {"causal": False},
+        # An untrained model: how far the stale cached states move the logits depends on the initial weights
+        # (about 0.9 to 1.5 over seeds 0-2); half the mean on each side covers other seeds and machines and
+        # stays far above the causal body's float32 rounding (about 1e-6).
+        "margin": 0.5,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "largest |logit difference| between a whole read and a KV-cached read of 16 tokens, one-stack "
+        "body without the causal mask",
+        "too_low": "About 1e-6 is float32 rounding: the cached and whole reads agree, so the body still has its "
+        "causal mask (causal is still True).",
+        "too_high": "Well above the range: check that the model is in eval mode and that you passed the largest "
+        "absolute difference the function returns, not a sum over positions.",
+        "hint": "Call cache_error(seed=0, causal=False).",
+    },
+    "12.6": {
+        "notebook": "12_three_families",
+        "function": "distinct_characters",
+        "change": {"temperature": 0.3},
+        # A count of distinct characters in one 200-character sample: a few characters either way between
+        # seeds; a fifth of the mean on each side keeps the T = 1 sample (more than twice as many) outside.
+        "margin": 0.2,
+        "floor": 1.0,
+        "ceiling": None,
+        "quantity": "distinct characters in 200 characters sampled at T = 0.3 from a small character model "
+        "(60 updates)",
+        "too_low": "Very few distinct characters is greedy decoding's loop (T = 0 or close to it): check that "
+        "you passed temperature=0.3, not 0 or 0.03.",
+        "too_high": "Around twice the range is the model's own distribution, T = 1: the temperature was not "
+        "lowered (or was raised: a higher T flattens the distribution and uses even more characters).",
+        "hint": "Call distinct_characters(seed=0, temperature=0.3).",
+    },
+    "14.5": {
+        "notebook": "14_new_problems",
+        "function": "kv_bytes_per_token",
+        "change": {"num_kv_heads": 1},
+        # An exact count (2 · layers · H_kv · Dh · 4 bytes per token), the same for every seed and machine:
+        # 1% of the mean only absorbs a reader's rounding.
+        "margin": 0.01,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "KV cache bytes per generated token of a 3-layer GQA stack (D = 96, 12 query heads, batch 1) "
+        "with one key/value head (MQA)",
+        "too_low": "Below the range: check that you divided the cache's bytes by the 20 tokens once, not by "
+        "the layers or heads as well.",
+        "too_high": "About 12 times the range is multi-head attention (num_kv_heads is still 12); a value in "
+        "between is grouped-query attention with several key/value heads. Twice the range: did you "
+        "count K and V twice?",
+        "hint": "bytes per token = 2 (K and V) · layers · H_kv · Dh · 4 bytes (float32). Call "
+        "kv_bytes_per_token(seed=0, num_kv_heads=1).",
+    },
+    "14.6": {
+        "notebook": "14_new_problems",
+        "function": "moe_flops_over_dense",
+        "change": {"num_experts": 64},
+        # An exact count (torch's FLOP counter on fixed shapes), the same for every seed and machine: 1% of
+        # the mean only absorbs a reader's rounding and keeps the 8-expert ratio (about 2.02) outside.
+        "margin": 0.01,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "FLOPs of MixtureOfExperts(48, 192, 64 experts, top 2) on 256 tokens / FLOPs of one dense "
+        "FeedForward(48, 192)",
+        "too_low": "About 2.02 is the 8-expert layer: num_experts is still 8. About 1 is top_k = 1: you "
+        "changed the number of experts each token uses, not the number of experts.",
+        "too_high": "About 64 (or 32) would mean every expert runs on every token: check that you passed the "
+        "FLOP ratio the function returns; top_k is 2.",
+        "hint": "Only the router grows with the number of experts: 2·D·E FLOPs per token next to the k experts' "
+        "4·D·F each. Call moe_flops_over_dense(seed=0, num_experts=64).",
+    },
 }
 
 

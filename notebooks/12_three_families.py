@@ -749,3 +749,97 @@ if your_answer is not None:
     from tformer.book.exercises import check
 
     check("12.4", your_answer)
+
+# %% [markdown]
+# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
+# values the book measured with three seeds (stored with the answers, with the rule that widened them).
+# Each run takes a few seconds on a CPU.
+#
+# **12.5** The KV cache needs the causal mask. The function below builds a small untrained model of
+# `tformer`'s one-stack body (D = 32, 2 layers) and reads a random sequence of 16 tokens twice: once whole,
+# and once one token at a time through a KV cache, as generation does (section 6). It returns the largest
+# difference between the two runs' logits, over every position and token. With `causal=True` it is the
+# decoder-only model; run it as it is, then with `causal=False` (the encoder-only model's attention: the
+# same body without the mask), and measure.
+
+# %%
+from tformer.book.exercises import check_measured
+
+
+def cache_error(seed: int, causal: bool = True, length: int = 16) -> float:
+    """Largest |logit difference| between reading `length` random tokens at once and one at a time through a
+    KV cache, for the one-stack body with or without the causal mask."""
+    seed_everything(seed)
+    model = DecoderOnlyTransformer(100, d_model=32, num_heads=4, num_layers=2, d_ff=64, max_len=length).eval()
+    tokens = torch.randint(5, 100, (1, length))  # (1, L): ordinary ids, no padding
+    with torch.no_grad():
+        whole = model.output(model.body(tokens, causal=causal)[0])  # (1, L, V)
+        cache = model.new_cache()
+        steps = [model.output(model.body(tokens[:, t : t + 1], causal=causal, cache=cache)[0])
+                 for t in range(length)]  # fmt: skip
+    return (torch.cat(steps, dim=1) - whole).abs().max().item()
+
+
+measured = None  # replace with your measurement, e.g. cache_error(seed=0, causal=...)
+if measured is not None:
+    check_measured("12.5", measured)
+
+# %% [markdown]
+# **12.6** Temperature, counted. The function below trains a small version of section 3's character model
+# (D = 32, 2 layers, windows of 64 characters, 60 updates), writes 200 characters after "The " at
+# `temperature`, and returns how many distinct characters the text contains. Run it as it is (T = 1, the
+# model's own distribution), then with `temperature=0.3`, and measure. How many different characters
+# does the same model use when its distribution is sharpened?
+
+# %%
+def distinct_characters(seed: int, temperature: float = 1.0, num_updates: int = 60) -> int:
+    """Train a small character-level decoder-only model; return how many distinct characters it writes in
+    200 characters sampled at `temperature` after the prompt "The "."""
+    seed_everything(seed)
+    english = load_english_text()
+    vocab = english.char_vocab()
+    train_stream = torch.tensor(vocab.encode(list(english.train)))  # (N_train,)
+    model = DecoderOnlyTransformer(len(vocab), d_model=32, num_heads=4, num_layers=2, d_ff=128, max_len=64,
+                                   positional="learned", dropout=0.0)  # fmt: skip
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.98))
+    train(model, WindowBatches(train_stream, 64, 32, num_batches=num_updates, seed=seed), lm_loss,
+          optimizer=optimizer, max_steps=num_updates, seed=seed, progress=False)  # fmt: skip
+    model.eval()
+    generator = torch.Generator().manual_seed(seed)
+    ids = torch.tensor([vocab.encode(list("The "))])  # (1, 4)
+    with torch.no_grad():
+        for _ in range(200):
+            logits = model(ids[:, -64:])[:, -1]  # (1, V): the next character's logits
+            ids = torch.cat([ids, sample_next_token(logits, temperature, generator=generator)[:, None]], dim=1)
+    return len(set(ids[0, 4:].tolist()))
+
+
+measured = None  # replace with your measurement, e.g. distinct_characters(seed=0, temperature=...)
+if measured is not None:
+    check_measured("12.6", measured)
+
+# %% [markdown]
+# **Why?** In exercise 12.5 the encoder-only body, read one token at a time through a KV cache, gave logits
+# that differ from reading the sentence whole; the decoder-only body gave the same logits to within float32
+# rounding. What did the cached run of the encoder-only body actually compute, and what would an
+# encoder-only model have to do at every step to write correctly? Think about which tokens existed when each
+# cached key and value was computed, then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# A cached key or value is computed once, at the step its token arrives, and never again. At that step the
+# later tokens do not exist yet, so in every layer above the first the cached key and value of position t
+# depend on tokens 0 to t only. The newest token attends to all cached positions, which are exactly the
+# positions up to itself. Put together, the cached run of the encoder-only body computes, position by
+# position, what the *causal* body computes with the same weights: whatever the mask says, a cache can only
+# ever deliver a causal model (compare `cache_error`'s cached logits with `model.body(tokens, causal=True)`
+# read whole: they agree to within rounding). Read whole without the mask, every earlier position's
+# hidden state in layers 2 and above changes when a later token is added (section 1 measured that shift),
+# so the two runs differ, and the difference is what you measured. To write correctly, an encoder-only model
+# must therefore recompute every position in every layer at every step, the cost section 6 timed without
+# the cache. Under a causal mask the cached states are exactly the states a whole read would compute,
+# because a position's output does not depend on anything after it; that is why the cache is free of error
+# for the decoder-only model, and why the decoder-only family can generate cheaply.
+#
+# </details>

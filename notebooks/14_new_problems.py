@@ -1053,5 +1053,90 @@ if your_answer is not None:
     check("14.4", your_answer)
 
 # %% [markdown]
+# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
+# values the book measured with three seeds (stored with the answers, with the rule that widened them).
+# Both measurements are exact counts, so the seeds agree and the range is narrow. Each run takes well under
+# a second on a CPU.
+#
+# **14.5** From multi-head to multi-query attention. The function below decodes 20 tokens, one at a time,
+# through a 3-layer stack of `GroupedQueryAttention` (D = 96, 12 query heads of width 8, batch 1), weighs
+# the KV caches it filled and returns their bytes per generated token. Run it as it is (12 key/value heads:
+# multi-head attention), then with `num_kv_heads=1` (MQA), and measure.
+
+# %%
+from tformer.attention import KVCache
+from tformer.book.exercises import check_measured
+from tformer.variants.efficient import GroupedQueryAttention
+
+
+def kv_bytes_per_token(seed: int, num_kv_heads: int = 12, steps: int = 20) -> float:
+    """Decode `steps` tokens through 3 GQA layers (D = 96, 12 query heads); return the cache's bytes per token."""
+    seed_everything(seed)
+    stack = [GroupedQueryAttention(96, 12, num_kv_heads).eval() for _ in range(3)]
+    caches = [KVCache() for _ in stack]
+    with torch.no_grad():
+        for _ in range(steps):
+            h = torch.randn(1, 1, 96)  # (B, 1, D): the newest token
+            for layer, layer_cache in zip(stack, caches, strict=True):
+                h = layer(h, h, h, cache=layer_cache)[0]
+    return sum(t.numel() * t.element_size() for c in caches for t in (c.key, c.value)) / steps
+
+
+measured = None  # replace with your measurement, e.g. kv_bytes_per_token(seed=0, num_kv_heads=...)
+if measured is not None:
+    check_measured("14.5", measured)
+
+# %% [markdown]
+# **14.6** More experts, same compute? The function below counts, with `FlopCounterMode`, the FLOPs of a
+# `MixtureOfExperts(48, 192, num_experts, top_k=2)` on 256 random tokens and divides them by the FLOPs of one
+# dense `FeedForward(48, 192)` on the same tokens. Run it as it is (8 experts), then with `num_experts=64`,
+# eight times the experts' parameters, and measure. Compare the two ratios with the ratio of the parameters.
+
+# %%
+from tformer.layers import FeedForward
+from tformer.variants.moe import MixtureOfExperts
+
+
+def moe_flops_over_dense(seed: int, num_experts: int = 8, top_k: int = 2) -> float:
+    """FLOPs of a mixture of experts (D = 48, F = 192) on 256 tokens / FLOPs of one dense FFN of that shape."""
+    seed_everything(seed)
+    x = torch.randn(4, 64, 48)  # (B, L, D): 256 tokens
+    flops = []
+    for layer in (MixtureOfExperts(48, 192, num_experts, top_k).eval(), FeedForward(48, 192).eval()):
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            layer(x)
+        flops.append(counter.get_total_flops())
+    return flops[0] / flops[1]
+
+
+measured = None  # replace with your measurement, e.g. moe_flops_over_dense(seed=0, num_experts=...)
+if measured is not None:
+    check_measured("14.6", measured)
+
+# %% [markdown]
+# **Why?** Multi-query attention divides the cache by the number of query heads (exercise 14.5), but not the
+# FLOPs of the attention scores: every query head still compares its query with every cached key. Yet MQA
+# and GQA are adopted because they make generation *faster*, not only smaller. Why would fewer bytes, at the
+# same arithmetic, mean faster decoding? Think about what one decoding step must read from memory and how
+# much it computes per number read, then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# At each decoding step the new token brings one query per head, and every one of them must be compared with
+# every cached key and must average every cached value. With multi-head attention each cached number serves
+# exactly one query head: it is loaded from memory, used for about one multiply and one add, and not used
+# again in that step. The step therefore spends its time moving the cache from memory to the arithmetic
+# units, not computing (section 5 met the same imbalance: FlashAttention wins by moving fewer bytes, not by
+# computing less), and the time grows with the cache's bytes, which grow with the length of the text. With
+# GQA each loaded key and value serves the R query heads of its group, with MQA all H of them: the same
+# FLOPs are done on H_kv / H as many bytes, so a memory-bound step gets faster by up to the factor R. The
+# smaller cache also leaves memory for more sequences in one batch, which shares each read of the *weights*
+# among more tokens. In training, by contrast, all positions are processed at once and the work is large
+# enough to keep the arithmetic units busy, so MQA's saving there is small; its point is decoding.
+#
+# </details>
+
+# %% [markdown]
 # Next: chapter 15 trains one model with several processes — data, tensor and pipeline parallelism — and
 # chapter 16 gathers the measurements of the whole book into one table.

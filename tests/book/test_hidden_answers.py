@@ -30,6 +30,8 @@ WITH_WHY = {
     "08_positional_encoding",
     "09_transformer_block",
     "11_real_sentences",
+    "12_three_families",
+    "14_new_problems",
 }
 
 
