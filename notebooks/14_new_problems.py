@@ -461,11 +461,11 @@ plt.show()
 
 # %% [markdown]
 # Linear attention's time grows with slope ≈ 1, softmax attention's with ≈ 2 (asserted within ±0.3), and
-# the gap widens with every doubling. On a CPU the doublings of softmax attention from 2048 on cost more
-# than ×4 in the stored run (printed above): the score matrices, 16 MiB at n = 2048 and
-# 64<!-- result: score_mib_4096 --> MiB at 4096, are larger than most CPUs' caches, so the scores make
-# trips to main memory — the very cost §5 is about. (Which doubling first exceeds ×4 depends on the
-# machine's caches; the slope is fitted below that point.) What linear attention costs is accuracy: its
+# the gap widens with every doubling. On a CPU the last doubling of softmax attention, to n = 4096, costs
+# well over ×4 in the stored run (the ratios are printed above and move from run to run): its score
+# matrix, 64<!-- result: score_mib_4096 --> MiB, is larger than most CPUs' caches, so the scores make
+# trips to main memory — the very cost §5 is about. (Where that starts depends on the machine's caches; the
+# slope is fitted over the shorter lengths.) What linear attention costs is accuracy: its
 # kernel weights are thought to be unable to express the sharp, almost one-hot weights a softmax can, and linear-attention Transformers have generally trailed softmax
 # models of the same size on language modelling — which is why the field kept softmax attention and
 # attacked its memory traffic instead (§5), or moved to richer recurrences (§8). (That quality gap is
@@ -964,21 +964,22 @@ print(f"median: {cost_2024:.2f}; "
 
 # %% [markdown]
 # In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block, the 2024 block reaches
-# **1.77**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
-# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.52**<!-- result: race_gap.min -->–**0.57**<!--
+# **1.78**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
+# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.51**<!-- result: race_gap.min -->–**0.55**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
-# block. The curves show how: early on the two are close, then the 2017-style block flattens near the
-# bigram level while the 2024 block keeps falling. At half the budget the two stood at
-# **2.29**<!-- result: race_half_2024 --> (2024) and **2.47**<!-- result: race_half_2017 --> (2017-style).
+# block. The curves show how the gap opens: the 2017-style block flattens near the bigram level while the
+# 2024 block keeps falling. At half the budget the two stood at
+# **2.29**<!-- result: race_half_2024 --> (2024) and **2.44**<!-- result: race_half_2017 --> (2017-style).
 # The 2024 block is the *slower* model here: one of its steps costs
-# 1.10<!-- result: race_step_cost_rounds.min -->–1.40<!-- result: race_step_cost_rounds.max --> steps of the
+# 1.16<!-- result: race_step_cost_rounds.min -->–1.39<!-- result: race_step_cost_rounds.max --> steps of the
 # 2017 block in the timing rounds (their median set its steps), so it took
-# **164**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
-# step count the 2017-style runs stood at **2.36**<!-- result: race_2017_at_2024_steps --> nats per
+# **159**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
+# step count the 2017-style runs stood at **2.39**<!-- result: race_2017_at_2024_steps --> nats per
 # character (mean). And it caches half as many bytes per token.
 #
-# That slowness belongs to these implementations more than to the architecture. By hand, its matrix
-# products cost only about 6% more per token and layer than the 2017 block's; the rest is the book's
+# That slowness belongs to these implementations more than to the architecture. Counted from its weight
+# matrices (smaller W_K and W_V, a third FFN matrix), its matrix products per token cost only a little more
+# than the 2017 block's; the rest is the book's
 # from-scratch parts: its RMSNorm is a few element-wise operations where `nn.LayerNorm` is one fused kernel
 # (Zhang & Sennrich introduced RMSNorm because it is *cheaper* than LayerNorm), its rotary embedding
 # recomputes its angles on every call, and grouped-query attention reshapes its heads. The step-cost ratio
