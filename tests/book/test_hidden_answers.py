@@ -30,6 +30,9 @@ WITH_WHY = {
     "08_positional_encoding",
     "09_transformer_block",
     "11_real_sentences",
+    "13_complexity",
+    "15_parallelism",
+    "16_summary",
 }
 
 
