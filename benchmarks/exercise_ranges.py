@@ -384,6 +384,7 @@ EXERCISES: dict[str, dict] = {
     "16.6": {
         "notebook": "16_summary",
         "function": "copy_accuracy",
+        "uses": ["train_copier"],
         "change": {"shift": False},
         # The unshifted model repeats the prompt's last digit: right on the copy's last digit and by chance
         # (1/10) elsewhere, about 0.25; the seeds spread by about 0.02, and 20% of the mean still rejects the

@@ -837,14 +837,14 @@ def train_copier(seed: int, causal: bool = True, shift: bool = True, num_updates
     return model.eval(), loss.item()
 
 
-@torch.no_grad()
 def generation_loss(seed: int, causal: bool = True) -> float:
     """Mean next-token loss on 256 test sequences, each token predicted from its prefix alone."""
     model, _ = train_copier(seed, causal=causal)
     first = torch.randint(0, DIGITS, (256, HALF), generator=torch.Generator().manual_seed(1000 + seed))
     sequence = torch.cat([first, first], dim=1)  # (B, 2·HALF)
-    losses = [torch.nn.functional.cross_entropy(model(sequence[:, : t + 1])[:, -1], sequence[:, t + 1])
-              for t in range(2 * HALF - 1)]  # the prefix 0..t predicts token t + 1
+    with torch.no_grad():
+        losses = [torch.nn.functional.cross_entropy(model(sequence[:, : t + 1])[:, -1], sequence[:, t + 1])
+                  for t in range(2 * HALF - 1)]  # the prefix 0..t predicts token t + 1
     return torch.stack(losses).mean().item()
 
 
@@ -860,15 +860,15 @@ if measured is not None:
 # shift=False)[1]`, is worth a look too.)
 
 # %%
-@torch.no_grad()
 def copy_accuracy(seed: int, shift: bool = True) -> float:
     """Fraction of the second half's digits written correctly, greedily, from the first half as the prompt."""
     model, _ = train_copier(seed, shift=shift)
     first = torch.randint(0, DIGITS, (256, HALF), generator=torch.Generator().manual_seed(1000 + seed))
     tokens = first  # (B, HALF): the prompt
-    for _ in range(HALF):
-        next_token = model(tokens)[:, -1].argmax(dim=-1, keepdim=True)  # (B, 1): the most likely next digit
-        tokens = torch.cat([tokens, next_token], dim=1)
+    with torch.no_grad():
+        for _ in range(HALF):
+            next_token = model(tokens)[:, -1].argmax(dim=-1, keepdim=True)  # (B, 1): the most likely next digit
+            tokens = torch.cat([tokens, next_token], dim=1)
     return (tokens[:, HALF:] == first).float().mean().item()
 
 
@@ -894,8 +894,9 @@ if measured is not None:
 # Writing removes the answer. Without the mask the model meets a sequence whose right-hand neighbour it has
 # always relied on and that no longer exists: scored one prefix at a time (16.5), it is confidently wrong on
 # the random half, with a loss above the honest model's and above a uniform guess over ten digits (ln 10 ≈
-# 2.3). Some of the copying may survive, since the digit to copy also sits six positions back and the last
-# training position never had a right-hand neighbour; that is luck, not training. Without the shift the
+# 2.3). Most of the copying in the second half even survives, because the digit to copy also sits six
+# positions back and the last training position, which never had a right-hand neighbour, had to learn to
+# read it there; that is a property of this task, not something the leaky training asked for. Without the shift the
 # model learned "output the token you are given": asked for the next digit, it repeats the last one, again
 # and again, which is right for the final digit of the copy (the prompt's last digit) and elsewhere only by
 # chance, about one time in ten. In both cases the training loss measured a leak, not
