@@ -762,7 +762,7 @@ if your_answer is not None:
 #
 # **15.5** Forget to average. A data-parallel job of N = 4 workers sums the workers' gradients (the
 # all-reduce) but forgets DDP's division by N, so every step applies four times the whole-batch gradient.
-# The function below trains a small two-layer network (16 → 32 → 1, tanh, float64) for 20 steps on a
+# The function below trains a small two-layer network (16 → 32 → 1, tanh, float64) for 20 updates on a
 # regression task both ways, this buggy data-parallel run and one process on the whole batch, from the same
 # initial weights, and returns how far the buggy run moved the weights divided by how far the one-process run
 # moved them (1 when the runs agree). Run it as it is (plain SGD), then with `optimizer="adam"`, and pass
