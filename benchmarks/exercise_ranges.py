@@ -393,8 +393,9 @@ EXERCISES: dict[str, dict] = {
         "floor": 0.0,
         "ceiling": 1.0,
         "quantity": "fraction of the second half copied correctly by greedy generation, copier trained without the shift",
-        "too_low": "Below about 1/10 even chance is missed: pass the fraction of correct digits the function "
-        "returns, not an error rate.",
+        "too_low": "Below the range the model does worse than repeating the prompt's last digit (right on the "
+        "copy's last digit, one time in ten elsewhere): pass the fraction of correct digits the function returns, "
+        "not an error rate.",
         "too_high": "Near 1 is the model trained with the shift: shift is still True.",
         "hint": "Call copy_accuracy(seed=0, shift=False).",
     },

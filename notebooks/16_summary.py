@@ -796,10 +796,10 @@ if your_answer is not None:
 # Each call trains a small model for a few seconds on a CPU.
 #
 # Both use one experiment that ties parts II and III together. `train_copier` trains a two-layer pre-norm
-# `DecoderOnlyTransformer` (D = 32, 2 heads, F = 64) for 200 updates on sequences of 12 random digits whose
-# second half repeats the first, with teacher forcing (chapter 06's task, now with the book's own model). It
-# has two switches, each the book's standard protection against reading the answer: `causal=False` trains
-# its encoder-only twin instead, the same body and output layer without the causal mask (chapter 12's
+# `DecoderOnlyTransformer` (D = 32, 2 heads, F = 64) for 200 updates on sequences of 6 random digits followed
+# by the same 6 again, with teacher forcing (chapter 06's task, now with the book's own model). It
+# has two switches, each removing one of the book's two guards against reading the answer: `causal=False`
+# trains its encoder-only twin instead, the same body and output layer without the causal mask (chapter 12's
 # `EncoderOnlyTransformer`), and `shift=False` feeds the whole sequence and asks every position to predict
 # its own token, instead of the next one. It returns the model and its last training loss.
 #
