@@ -370,6 +370,107 @@ EXERCISES: dict[str, dict] = {
         "hint": "Only the router grows with the number of experts: 2·D·E FLOPs per token next to the k experts' "
         "4·D·F each. Call moe_flops_over_dense(seed=0, num_experts=64).",
     },
+    "13.5": {
+        "notebook": "13_complexity",
+        "function": "attention_memory_mib",
+        "change": {"num_heads": 8},
+        # Exact byte counts: every seed gives the same peak, so the margin only leaves room for another torch
+        # version allocating a tensor more or less (10% of the mean); 4 heads (about 32.5 MiB) and 16 heads
+        # (about 128.5 MiB) fall outside.
+        "margin": 0.1,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "peak tensor memory (MiB) of the training-mode attention core, n = 1024, d = 64, 8 heads",
+        "too_low": "About 8.5 MiB is one head: num_heads is still 1. Around 32 MiB is 4 heads, and about 4 MiB "
+        "would be one n × n matrix alone; pass the peak the function returns, in MiB.",
+        "too_high": "About 128 MiB is 16 heads, and a value in the millions is bytes, not MiB (divide by 2**20); "
+        "otherwise check that n is still 1024 and d still 64.",
+        "hint": "Call attention_memory_mib(seed=0, num_heads=8): every head holds its own n × n scores and weights.",
+    },
+    "13.6": {
+        "notebook": "13_complexity",
+        "function": "longest_chain",
+        "change": {"n": 32},
+        # A count of autograd operations, the same for every seed; 10% of the mean leaves room for another torch
+        # version recording an operation more or less per step, while rejecting n = 16 (about half) and n = 64.
+        "margin": 0.1,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "operations on the longest autograd path from the input to the last output, tformer RNN, n = 32",
+        "too_low": "About half the range is n = 16, the unchanged length. A small number that does not change "
+        "with n is the attention layer's chain: layer was set to \"attention\"; the exercise asks for the RNN's.",
+        "too_high": "About twice the range is n = 64: the length was quadrupled, not doubled.",
+        "hint": "Call longest_chain(seed=0, n=32): each RNN step adds the same few operations to the chain.",
+    },
+    "15.5": {
+        "notebook": "15_parallelism",
+        "function": "forgot_to_average",
+        "change": {"optimizer": "adam"},
+        # Float64 arithmetic: Adam's ratio differs from 1 only through its eps (about 1e-6 here); a 2% margin
+        # leaves room for other machines and rejects SGD's drift (about 1.4–1.6 over the seeds).
+        "margin": 0.02,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "distance moved by data-parallel Adam without the ÷N (N = 4) over the one-process distance, 20 steps",
+        "too_low": "Well below 1 the buggy run moved less than the right one: check that you divided the data-parallel "
+        "distance by the one-process distance, not the other way round.",
+        "too_high": "Around 1.4–1.6 is plain SGD, where a gradient N times too large is a step N times too large: "
+        "optimizer is still \"sgd\".",
+        "hint": "Call forgot_to_average(seed=0, optimizer=\"adam\").",
+    },
+    "15.6": {
+        "notebook": "15_parallelism",
+        "function": "tensor_parallel_error",
+        "change": {"split": "input"},
+        # One random layer per seed: the error spreads by about 0.05 over the seeds; 15% of the mean leaves room
+        # for other machines, far above the correct split's float32 rounding (about 1e-7).
+        "margin": 0.15,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "relative error of a FeedForward(32, 64) split across 2 devices by input features, ReLU on the "
+        "partial sums",
+        "too_low": "A value near 1e-7 is float32 rounding: the layer was split by hidden units (split=\"hidden\"), "
+        "which is exact.",
+        "too_high": "An error near 1 or above means more than the ReLU went wrong: check that W_2's bias is added once, "
+        "after the sum, and W_1's bias on one device only.",
+        "hint": "Call tensor_parallel_error(seed=0, split=\"input\").",
+    },
+    "16.5": {
+        "notebook": "16_summary",
+        "function": "generation_loss",
+        "change": {"causal": False},
+        # Three trained models: the unmasked one's prefix loss spreads by about 0.4 over the seeds (it is
+        # confidently wrong, and how confidently varies); 15% of the mean leaves room for other machines and
+        # stays far above the masked model's (about 1.07).
+        "margin": 0.15,
+        "floor": 0.0,
+        "ceiling": None,
+        "quantity": "next-token loss of the copier trained without the causal mask, each token predicted from its "
+        "prefix alone",
+        "too_low": "About 1.07 is the masked model (the floor of 5/11 · ln 10 ≈ 1.05 plus a little): causal is "
+        "still True. A value near 0 is the unmasked model's training loss, not its generation loss.",
+        "too_high": "Far above the range, the training may have diverged: check that num_updates is 200 and the "
+        "learning rate unchanged.",
+        "hint": "Call generation_loss(seed=0, causal=False).",
+    },
+    "16.6": {
+        "notebook": "16_summary",
+        "function": "copy_accuracy",
+        "uses": ["train_copier"],
+        "change": {"shift": False},
+        # The unshifted model repeats the prompt's last digit: right on the copy's last digit and by chance
+        # (1/10) elsewhere, about 0.25; the seeds spread by about 0.02, and 20% of the mean still rejects the
+        # shifted model (about 1.0).
+        "margin": 0.2,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "fraction of the second half copied correctly by greedy generation, copier trained without the shift",
+        "too_low": "Below the range the model does worse than repeating the prompt's last digit (right on the "
+        "copy's last digit, one time in ten elsewhere): pass the fraction of correct digits the function returns, "
+        "not an error rate.",
+        "too_high": "Near 1 is the model trained with the shift: shift is still True.",
+        "hint": "Call copy_accuracy(seed=0, shift=False).",
+    },
 }
 
 

@@ -777,7 +777,8 @@ _ = results.record("rnn_passes_0", passes[0])
 #
 # ## Exercises
 #
-# Replace `None` with your answer and run the cell; the checker says whether it is right.
+# Each checker cell prints a verdict. Replace `None` with your answer and run it. The first four are
+# pencil-and-paper; then come two run-it exercises and a "why" question.
 #
 # **13.1** How many FLOPs does one LSTM layer with d = 128 (input width 128) spend on a sequence of
 # n = 50 tokens? (a whole number)
@@ -790,8 +791,8 @@ if your_answer is not None:
     check("13.1", your_answer)
 
 # %% [markdown]
-# **13.2** GPT-2 small has 12 layers of 12 heads. How many MiB do all its attention weights take for one
-# sequence of 1024 tokens in **float16**? (a whole number)
+# **13.2** GPT-2 medium has 24 layers of 16 heads and also reads 1024 tokens. How many MiB do all its
+# attention weights take for one sequence of 1024 tokens in **float16**? (a whole number)
 
 # %%
 your_answer = None  # replace with a number
@@ -810,13 +811,106 @@ if your_answer is not None:
 
 # %% [markdown]
 # **13.4** At d = 512, up to which sequence length n does a full multi-head self-attention layer (core and
-# projections) cost fewer FLOPs than an LSTM layer of the same width? Give the largest n for which it is
+# projections) cost fewer FLOPs than a **GRU** layer of the same width? Give the largest n for which it is
 # strictly cheaper. (a whole number)
 
 # %%
 your_answer = None  # replace with a number
 if your_answer is not None:
     check("13.4", your_answer)
+
+# %% [markdown]
+# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
+# values the book measured with three seeds (stored with the answers, with the rule that widened them).
+# Both measure counts, bytes and operations, not seconds, so your machine's speed does not matter; each
+# call takes about a second.
+#
+# **13.5** Split into heads. Section 1 counted the attention core's FLOPs as 4n²d *whatever the number of
+# heads*. Does its memory agree? The function below runs the core in training mode (autograd on) over
+# n = 1024 tokens of width d = 64, split into `num_heads` heads of width d / H, and returns the peak tensor
+# memory in MiB, measured by `peak_tensor_bytes` as in section 5. Run it as it is (one head), then with
+# `num_heads=8`, and pass the peak memory of the 8-head run.
+
+# %%
+from functools import partial
+
+from tformer.analysis.complexity import peak_tensor_bytes
+from tformer.book.exercises import check_measured
+from tformer.functional import scaled_dot_product_attention
+
+
+def attention_memory_mib(seed: int, num_heads: int = 1, n: int = 1024, d: int = 64) -> float:
+    """Peak tensor memory (MiB) of a training-mode attention core, n tokens, H heads of width d / H."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(1, n, d, generator=g, requires_grad=True)  # (1, n, d)
+    q = x.view(1, n, num_heads, d // num_heads).transpose(1, 2)  # (1, H, n, d/H)
+    return peak_tensor_bytes(partial(scaled_dot_product_attention, q, q, q)) / 2**20
+
+
+measured = None  # replace with your measurement, e.g. attention_memory_mib(seed=0, num_heads=...)
+if measured is not None:
+    check_measured("13.5", measured)
+
+# %% [markdown]
+# **13.6** Double the sentence length, and follow the chain. Section 4 counted the matrix products that wait
+# for one another. Autograd records every operation of a forward pass with links to the operations whose
+# outputs it used, so the longest chain of linked operations between the input and the output is the
+# number of steps that must run one after another. The function below builds that graph for the last output
+# of a one-layer RNN (tformer's `RNN`, width 8) over n = 16 positions and returns the length of its longest
+# chain. Run it as it is, then with `n=32`, and pass the longest chain at n = 32. (Then try
+# `layer="attention"` at both lengths; that one is not checked.)
+
+# %%
+from tformer.attention import MultiHeadAttention
+from tformer.baselines.rnn import RNN
+
+
+def longest_chain(seed: int, n: int = 16, layer: str = "rnn", d: int = 8) -> int:
+    """Operations on the longest path of the autograd graph from the input to the last output position."""
+    torch.manual_seed(seed)
+    x = torch.randn(1, n, d, requires_grad=True)  # (1, n, d)
+    if layer == "rnn":
+        last = RNN(d, d)(x)[0][:, -1]  # (1, d)
+    else:
+        last = MultiHeadAttention(d, 2)(x, x, x)[0][:, -1]  # (1, d)
+    longest: dict = {}  # node -> operations on the longest path from it down to the input
+
+    def chain(node) -> int:  # the graph is shallow enough for recursion at these lengths
+        if node is None:
+            return 0
+        if node not in longest:
+            longest[node] = 1 + max((chain(child) for child, _ in node.next_functions), default=0)
+        return longest[node]
+
+    return chain(last.sum().grad_fn)
+
+
+measured = None  # replace with your measurement, e.g. longest_chain(seed=0, n=...)
+if measured is not None:
+    check_measured("13.6", measured)
+
+# %% [markdown]
+# **Why?** In exercise 13.5 the 8-head core does the same number of FLOPs as the 1-head core (section 1),
+# yet it holds several times the memory. Where does the extra memory go, and why does the same split leave
+# the FLOPs unchanged? What does that mean for a model with many heads at a long context? Think it through,
+# then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# The FLOPs of the core come from two products per head: QKᵀ, an (n × d/H)(d/H × n) product of 2n²·d/H
+# FLOPs, and weights·V, the same again. Summed over H heads that is 4n²d, whatever H is: splitting the width
+# into heads splits each dot product into H shorter ones, the total number of multiplications stays the
+# same. The memory is another matter. Every head computes its *own* n × n score matrix and its own n × n
+# softmax weights, and the size of each does not depend on the head's width d/H, only on n. So H heads hold
+# H times the n² numbers of one head: at n = 1024, one head's scores and weights are 4<!-- result: mib1024 --> MiB each in float32,
+# and eight heads hold eight times that. The n·d tensors (the output, the inputs) do not grow with H, which
+# is why the total is a little less than eight times the 1-head peak. For a real model the n² term
+# multiplies by heads *and* layers (section 7 summed GPT-2 small's 144 matrices): at long contexts the
+# attention weights, not the arithmetic, are what runs out first, which is why FlashAttention (chapter 14)
+# never stores them.
+#
+# </details>
 
 # %% [markdown]
 # Next: chapter 14 takes the Transformer's own costs — the n² matrix, the growing key/value cache, the

@@ -711,6 +711,10 @@ _ = results.record("b70_min_devices", b70_min_n)
 #
 # ## Exercises
 #
+# Each checker cell prints a verdict. Replace `None` with your answer and run it. The first four are
+# pencil-and-paper (with the chapter's functions to check your reasoning); then come two run-it exercises and
+# a "why" question.
+#
 # **15.1** In the timeline cell of §4, change `NUM_MICRO` to 12 and predict the idle share before you run it.
 # What fraction of the time does each of the four stages sit idle? (a number between 0 and 1)
 
@@ -749,6 +753,125 @@ if your_answer is not None:
 your_answer = None  # replace with a whole number
 if your_answer is not None:
     check("15.4", your_answer)
+
+# %% [markdown]
+# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
+# values the book measured with three seeds (stored with the answers, with the rule that widened them).
+# Both run in one process: the N devices are simulated by slicing, and the all-reduce by a sum, which is
+# exactly what sections 1 and 3 showed `torch.distributed.all_reduce` computes. Each call takes a few seconds.
+#
+# **15.5** Forget to average. A data-parallel job of N = 4 workers sums the workers' gradients (the
+# all-reduce) but forgets DDP's division by N, so every step applies four times the whole-batch gradient.
+# The function below trains a small two-layer network (16 → 32 → 1, tanh, float64) for 20 updates on a
+# regression task both ways, this buggy data-parallel run and one process on the whole batch, from the same
+# initial weights, and returns how far the buggy run moved the weights divided by how far the one-process run
+# moved them (1 when the runs agree). Run it as it is (plain SGD), then with `optimizer="adam"`, and pass
+# the Adam ratio.
+
+# %%
+import copy
+
+from tformer.book.exercises import check_measured
+
+
+def forgot_to_average(seed: int, optimizer: str = "sgd", world_size: int = 4, steps: int = 20) -> float:
+    """‖w − w₀‖ of data parallel without the ÷N over ‖w − w₀‖ of one process on the whole batch."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(8 * world_size, 16, generator=g, dtype=torch.float64)  # 8 rows per worker
+    y = torch.tanh(x @ torch.randn(16, 1, generator=g, dtype=torch.float64))
+    y = y + 0.1 * torch.randn(y.shape, generator=g, dtype=torch.float64)  # (8N, 1): a noisy target
+    torch.manual_seed(seed)
+    start = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 1)).double()
+
+    def train(data_parallel: bool) -> torch.Tensor:
+        model = copy.deepcopy(start)
+        opt = (torch.optim.SGD(model.parameters(), lr=0.05) if optimizer == "sgd"
+               else torch.optim.Adam(model.parameters(), lr=0.01))
+        for _ in range(steps):
+            opt.zero_grad()
+            if data_parallel:  # each worker's mean loss on its 8 rows; .grad sums them: all-reduce, no ÷N
+                for x_share, y_share in zip(x.chunk(world_size), y.chunk(world_size), strict=True):
+                    torch.nn.functional.mse_loss(model(x_share), y_share).backward()
+            else:
+                torch.nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        return torch.nn.utils.parameters_to_vector(model.parameters()).detach()
+
+    w0 = torch.nn.utils.parameters_to_vector(start.parameters()).detach()
+    return ((train(True) - w0).norm() / (train(False) - w0).norm()).item()
+
+
+measured = None  # replace with your measurement, e.g. forgot_to_average(seed=0, optimizer=...)
+if measured is not None:
+    check_measured("15.5", measured)
+
+# %% [markdown]
+# **15.6** Split the feed-forward layer on the wrong side. Megatron-LM splits W_1 by hidden units so that
+# each device applies the ReLU to whole hidden units of its own (section 3). The function below splits one
+# `FeedForward(32, 64)` across N = 2 simulated devices, either that way (`split="hidden"`) or by the *input*
+# features (`split="input"`): then each device multiplies its half of the features by its half of W_1's
+# columns, gets a partial pre-activation of every hidden unit, applies the ReLU to it, multiplies by the whole
+# W_2, and the partial outputs are summed as before. It returns ‖split − whole‖ / ‖whole‖, the relative error
+# against the unsplit layer. Run it as it is, then with `split="input"`, and pass the relative error.
+
+# %%
+from tformer.layers import FeedForward
+
+
+def tensor_parallel_error(seed: int, split: str = "hidden", world_size: int = 2) -> float:
+    """Relative error of a feed-forward layer split across world_size simulated devices, outputs summed."""
+    torch.manual_seed(seed)
+    B, L, D, F = 2, 6, 32, 64
+    ffn = FeedForward(D, F).eval()
+    x = torch.randn(B, L, D)
+    w_1, b_1, w_2, b_2 = ffn.w_1.weight, ffn.w_1.bias, ffn.w_2.weight, ffn.w_2.bias  # (F, D), (F,), (D, F), (D,)
+    with torch.no_grad():
+        whole = ffn(x)  # (B, L, D)
+        partials = []
+        for rank in range(world_size):
+            if split == "hidden":  # Megatron: this device's F/N hidden units, whole
+                units = slice(rank * F // world_size, (rank + 1) * F // world_size)
+                hidden = torch.relu(x @ w_1[units].T + b_1[units])  # (B, L, F/N)
+                partials.append(hidden @ w_2[:, units].T)  # (B, L, D)
+            else:  # this device's D/N input features: a partial sum of every hidden unit's input
+                features = slice(rank * D // world_size, (rank + 1) * D // world_size)
+                partial_input = x[..., features] @ w_1[:, features].T + (b_1 if rank == 0 else 0.0)  # (B, L, F)
+                partials.append(torch.relu(partial_input) @ w_2.T)  # (B, L, D)
+        split_output = sum(partials) + b_2  # the all-reduce (a sum), then W_2's bias once
+    return ((split_output - whole).norm() / whole.norm()).item()
+
+
+measured = None  # replace with your measurement, e.g. tensor_parallel_error(seed=0, split=...)
+if measured is not None:
+    check_measured("15.6", measured)
+
+# %% [markdown]
+# **Why?** In exercise 15.5 the data-parallel run with SGD drifts away from one-process training, while the
+# same bug with Adam gives a ratio of almost exactly 1. Why does Adam hide a missing ÷N? And since it hides
+# it, is the missing ÷N still a bug in a job trained with Adam? Think it through, then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# SGD's step is the learning rate times the gradient, so a gradient N times too large is a step N times too
+# large: the same as training with N times the learning rate. The buggy run takes larger steps and follows a
+# different path (your ratio is not simply N: the path bends, and near a minimum the gradients, and with
+# them the steps, shrink).
+# Adam's step is lr·m̂ / (√v̂ + ε), where m̂ is a running mean of the gradients and √v̂ the root of a running
+# mean of their squares. Multiply every gradient by N and both m̂ and √v̂ are multiplied by N: the ratio, and
+# so the step, is unchanged, except through ε = 1e-8, which is tiny next to √v̂ here. The two runs take the
+# same steps and end at the same weights, ratio 1 to within ε's effect.
+#
+# It is still a bug, and Adam only hides part of it. The loss a data-parallel job logs is N times too large;
+# gradient clipping by norm (the book's `train` loop clips the norm at 1) sees N times the gradient norm and clips steps that
+# should not be clipped, differently for every N; weight decay that is added to the gradient (Adam's
+# `weight_decay`, not AdamW's) is then N times weaker relative to it; and a gradient small enough to sit near
+# ε behaves differently once scaled. Worst of all, the result now depends on how many devices ran the job:
+# the same script on 8 devices instead of 4 behaves differently, for no reason visible in the model. The
+# check of section 1, the data-parallel gradient equal to the whole-batch gradient, catches the bug at once,
+# whatever the optimizer.
+#
+# </details>
 
 # %% [markdown]
 # Next: chapter 16 gathers the measurements of the whole book into one table — RNN, LSTM, GRU and

@@ -750,7 +750,8 @@ assert beyond["rope"][0] > max(beyond["sinusoidal"], beyond["learned"], beyond["
 #
 # ## Exercises
 #
-# Replace `None` by your answer and run the cell; `check` says whether it is right (and gives a hint if not).
+# Each checker cell prints a verdict. Replace `None` with your answer and run it. The first four are
+# pencil-and-paper; then come two run-it exercises and a "why" question.
 #
 # **16.1** With d = 512, at what sequence length n does the attention core (4n²d FLOPs) first cost as much
 # as an LSTM layer (16nd² FLOPs)? (a whole number)
@@ -763,8 +764,9 @@ if your_answer is not None:
     check("16.1", your_answer)
 
 # %% [markdown]
-# **16.2** How many times the parameters of a one-layer LSTM of width 512 (`LSTM(512, 512)`) does a
-# Transformer encoder layer `EncoderLayer(512, 8, 2048)` have? (two decimals)
+# **16.2** Section 2 counted the parameters of an encoder layer `EncoderLayer(512, 8, 2048)`. How many
+# parameters does a decoder layer of the same size, `DecoderLayer(512, 8, 2048)`, have (biases and every
+# LayerNorm included)? (a whole number)
 
 # %%
 your_answer = None  # replace with a number
@@ -790,3 +792,118 @@ if your_answer is not None:
 your_answer = None  # replace with a number
 if your_answer is not None:
     check("16.4", your_answer)
+
+# %% [markdown]
+# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
+# values the book measured with three seeds (stored with the answers, with the rule that widened them).
+# Each call trains a small model for a few seconds on a CPU.
+#
+# Both use one experiment that ties parts II and III together. `train_copier` trains a two-layer pre-norm
+# `DecoderOnlyTransformer` (D = 32, 2 heads, F = 64) for 200 updates on sequences of 6 random digits followed
+# by the same 6 again, with teacher forcing (chapter 06's task, now with the book's own model). It
+# has two switches, each removing one of the book's two guards against reading the answer: `causal=False`
+# trains its encoder-only twin instead, the same body and output layer without the causal mask (chapter 12's
+# `EncoderOnlyTransformer`), and `shift=False` feeds the whole sequence and asks every position to predict
+# its own token, instead of the next one. It returns the model and its last training loss.
+#
+# **16.5** Remove the causal mask, and score the model as generation sees it. `generation_loss` feeds fresh
+# test sequences one prefix at a time and scores the prediction of each next token from its prefix alone,
+# which is all a model has when it writes. Run it as it is, then with `causal=False`, and pass the
+# unmasked model's generation loss. Compare it with that model's training loss (`train_copier(seed=0,
+# causal=False)[1]`) and with the masked model's.
+
+# %%
+from tformer.book.exercises import check_measured
+from tformer.models import DecoderOnlyTransformer, EncoderOnlyTransformer
+
+DIGITS, HALF = 10, 6  # vocabulary, half the sequence length
+
+
+def train_copier(seed: int, causal: bool = True, shift: bool = True, num_updates: int = 200):
+    """Train on "random half, then the same half again"; return (model in eval mode, last training loss)."""
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    family = DecoderOnlyTransformer if causal else EncoderOnlyTransformer  # the same body, with or without the mask
+    model = family(DIGITS, d_model=32, num_heads=2, num_layers=2, d_ff=64, dropout=0.0, max_len=2 * HALF,
+                   pad_id=None, norm_first=True)
+    optimiser = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(num_updates):
+        first = torch.randint(0, DIGITS, (64, HALF), generator=g)
+        sequence = torch.cat([first, first], dim=1)  # (B, 2·HALF)
+        # teacher forcing: predict the next token (shift) or, wrongly, the token itself
+        inputs, targets = (sequence[:, :-1], sequence[:, 1:]) if shift else (sequence, sequence)
+        logits = model(inputs)  # (B, L, V)
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, DIGITS), targets.reshape(-1))
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    return model.eval(), loss.item()
+
+
+def generation_loss(seed: int, causal: bool = True) -> float:
+    """Mean next-token loss on 256 test sequences, each token predicted from its prefix alone."""
+    model, _ = train_copier(seed, causal=causal)
+    first = torch.randint(0, DIGITS, (256, HALF), generator=torch.Generator().manual_seed(1000 + seed))
+    sequence = torch.cat([first, first], dim=1)  # (B, 2·HALF)
+    with torch.no_grad():
+        losses = [torch.nn.functional.cross_entropy(model(sequence[:, : t + 1])[:, -1], sequence[:, t + 1])
+                  for t in range(2 * HALF - 1)]  # the prefix 0..t predicts token t + 1
+    return torch.stack(losses).mean().item()
+
+
+measured = None  # replace with your measurement, e.g. generation_loss(seed=0, causal=...)
+if measured is not None:
+    check_measured("16.5", measured)
+
+# %% [markdown]
+# **16.6** Train without the shift, and let the model write. `copy_accuracy` trains a copier, gives it the
+# first half of 256 fresh test sequences and lets it write the second half greedily, one digit at a time
+# (each written digit is fed back in), and returns the fraction of digits it copies correctly. Run it as it
+# is, then with `shift=False`, and pass the accuracy. (Its training loss, `train_copier(seed=0,
+# shift=False)[1]`, is worth a look too.)
+
+# %%
+def copy_accuracy(seed: int, shift: bool = True) -> float:
+    """Fraction of the second half's digits written correctly, greedily, from the first half as the prompt."""
+    model, _ = train_copier(seed, shift=shift)
+    first = torch.randint(0, DIGITS, (256, HALF), generator=torch.Generator().manual_seed(1000 + seed))
+    tokens = first  # (B, HALF): the prompt
+    with torch.no_grad():
+        for _ in range(HALF):
+            next_token = model(tokens)[:, -1].argmax(dim=-1, keepdim=True)  # (B, 1): the most likely next digit
+            tokens = torch.cat([tokens, next_token], dim=1)
+    return (tokens[:, HALF:] == first).float().mean().item()
+
+
+measured = None  # replace with your measurement, e.g. copy_accuracy(seed=0, shift=...)
+if measured is not None:
+    check_measured("16.6", measured)
+
+# %% [markdown]
+# **Why?** Both changes drive the training loss to almost zero, far below the honest model's, which cannot
+# beat chance on the six random digits of the first half. What do the two mistakes have in common, and why
+# does each fail once the model has to write? Think it through, then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# Teacher forcing trains every position at once on the true sequence, so the input of a training step
+# contains every answer. Two things keep position t from reading its own target: the shift (position t is
+# asked for token t + 1, not token t) and the causal mask (position t may attend only to positions up to t).
+# Remove either, and the target of position t is inside what position t may read: without the mask it is
+# the key at position t + 1; without the shift it is position t's own input. The model learns to copy it,
+# which is far easier than the task, and the loss falls to almost zero even on digits that are random.
+#
+# Writing removes the answer. Without the mask the model meets a sequence whose right-hand neighbour it has
+# always relied on and that no longer exists: scored one prefix at a time (16.5), it is confidently wrong on
+# the random half, with a loss above the honest model's and above a uniform guess over ten digits (ln 10 ≈
+# 2.3). Most of the copying in the second half even survives, because the digit to copy also sits six
+# positions back and the last training position, which never had a right-hand neighbour, had to learn to
+# read it there; that is a property of this task, not something the leaky training asked for. Without the shift the
+# model learned "output the token you are given": asked for the next digit, it repeats the last one, again
+# and again, which is right for the final digit of the copy (the prompt's last digit) and elsewhere only by
+# chance, about one time in ten. In both cases the training loss measured a leak, not
+# knowledge. The rule that prevents it is one rule in two parts: at training time a position must see
+# exactly what it will see when writing, the tokens before the one it predicts and nothing else.
+#
+# </details>

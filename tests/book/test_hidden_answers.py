@@ -31,7 +31,10 @@ WITH_WHY = {
     "09_transformer_block",
     "11_real_sentences",
     "12_three_families",
+    "13_complexity",
     "14_new_problems",
+    "15_parallelism",
+    "16_summary",
 }
 
 
