@@ -32,7 +32,7 @@ if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None
 # # 16 · Summary: RNN, LSTM, GRU and Transformer, measured side by side
 #
 # The source articles close with a big comparison table (RNN, LSTM, GRU, Transformer; nine rows of
-# ✅ and ❌) and three "architectural insights". Every chapter of this book has measured a piece of that
+# ✓ and ✗) and three "architectural insights". Every chapter of this book has measured a piece of that
 # table on a laptop. This chapter puts the pieces together: it trains nothing, it **loads** the numbers the
 # other chapters recorded in their results manifests (`notebooks/results/NN_name.json`), computes the few
 # structural rows (operation counts, path lengths, FLOPs, parameters) directly from the formulas and modules

@@ -13,7 +13,8 @@ offline (every host name unresolvable), lets MathJax finish (``--virtual-time-bu
 (``--print-to-pdf``, no header or footer, a document outline from the headings). The colophon on the title page
 states how many formulas MathJax typeset, counted in the browser after typesetting, and the test compares it with
 the number of formulas in the HTML. Chromium's fontconfig also sees the Noto Sans CJK font shipped by the
-``mplfonts`` dependency, so Chinese text prints in a real font. pypdf reads the result back to count its pages.
+``mplfonts`` dependency, so Chinese text prints in a real font. pypdf reads the result back to count its pages,
+and ``missing_glyphs`` lists every character printed as a missing glyph (a "tofu" box: no installed font had it).
 
 Exit status 0 on success; 1 with a message when the HTML book or Chromium is missing or printing fails.
 """
@@ -26,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from array import array
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -187,15 +190,179 @@ def print_pdf(page: Path, pdf: Path, *, budget_ms: int = 60_000, timeout_s: int 
         raise PdfError(f"chromium exited {done.returncode} without a PDF: {done.stderr[-1500:]}")
 
 
-def count_pages(pdf: Path) -> int:
-    """The PDF's page count, read back with pypdf (Chromium already set the title from the page's <title>)."""
+def read_pdf(pdf: Path):
+    """A pypdf reader for ``pdf``, quiet about the cross-reference size Chromium declares (pypdf repairs it)."""
     import logging
 
     from pypdf import PdfReader
 
-    # Chromium's PDFs declare a cross-reference size pypdf finds too small; pypdf repairs it and says so.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
-    return len(PdfReader(pdf).pages)
+    return PdfReader(pdf)
+
+
+def count_pages(pdf: Path) -> int:
+    """The PDF's page count, read back with pypdf (Chromium already set the title from the page's <title>)."""
+    return len(read_pdf(pdf).pages)
+
+
+# ------------------------------------------------------------------------------------------------ missing glyphs
+# Chromium (Skia) writes text as runs of glyph ids in hex strings: ``<00330044> Tj`` or ``[<0033> -20 <0044>] TJ``
+# for Type0 fonts (two bytes per glyph, glyph id = code), one byte per code for Type3 fonts (whose /Differences
+# name the glyph, ``/g<id>``). A character that no font on the machine has is drawn with glyph 0, ``.notdef``: an
+# empty box in the PDF, sometimes tagged with the intended text in a marked-content /ActualText.
+_TEXT_TOKEN = re.compile(
+    rb"/(?P<font>[^\s/\[\]<>()%{}]+)\s+[-+\d.]+\s+Tf"
+    rb"|/ActualText\s*<(?P<actual>[0-9A-Fa-f\s]*)>"
+    rb"|(?P<emc>\bEMC\b)"
+    rb"|<(?P<hex>[0-9A-Fa-f\s]*)>\s*(?:Tj|'|\")"
+    rb"|\[(?P<array>[^\]]*)\]\s*TJ"
+    rb"|(?P<literal>\((?:\\.|[^\\)])*\)\s*(?:Tj|'|\"))"
+)
+_HEX = re.compile(rb"<([0-9A-Fa-f\s]*)>")
+_SPACE = re.compile(rb"\s")
+_NOTDEF_NAMES = {"/.notdef", "/g0"}
+
+
+@dataclass(frozen=True)
+class MissingGlyph:
+    """One glyph printed as ``.notdef``: its page (1-based), font, and the run of text around it."""
+
+    page: int
+    font: str
+    context: str  # the run decoded through the font's ToUnicode map, the missing glyph shown as "□"
+    intended: str  # the marked-content /ActualText around it, when Chromium wrote one, else ""
+
+
+def _to_unicode(font) -> dict[int, str]:
+    """The font's ToUnicode map (code -> text): the bfchar and bfrange entries Skia writes."""
+    stream = font.get("/ToUnicode")
+    if stream is None:
+        return {}
+    data = stream.get_object().get_data()
+
+    def text(hexes: bytes) -> str:
+        return bytes.fromhex(hexes.decode()).decode("utf-16-be", errors="replace")
+
+    table: dict[int, str] = {}
+    for block in re.findall(rb"beginbfchar(.*?)endbfchar", data, re.DOTALL):
+        for src, dst in re.findall(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]*)>", block):
+            table[int(src, 16)] = text(dst)
+    for block in re.findall(rb"beginbfrange(.*?)endbfrange", data, re.DOTALL):
+        for lo, hi, dst, many in re.findall(
+            rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>\s*(?:<([0-9A-Fa-f]+)>|\[([^\]]*)\])", block
+        ):
+            lo, hi = int(lo, 16), int(hi, 16)
+            if dst:
+                first = text(dst)
+                for code in range(lo, hi + 1):
+                    table[code] = first[:-1] + chr(ord(first[-1]) + code - lo)
+            else:
+                for code, each in zip(range(lo, hi + 1), _HEX.findall(many), strict=False):
+                    table[code] = text(each)
+    return table
+
+
+class _FontInfo:
+    """What the scan needs of one font: bytes per code, which codes are .notdef, and its ToUnicode map."""
+
+    def __init__(self, font) -> None:
+        self.name = str(font.get("/BaseFont", font.get("/Name", "?")))
+        subtype = font.get("/Subtype")
+        self.width = 2 if subtype == "/Type0" else 1
+        self.notdef_codes = {0} if subtype == "/Type0" else set()
+        encoding = font.get("/Encoding")
+        if subtype == "/Type3" and encoding is not None and hasattr(encoding, "get"):
+            code = 0
+            for item in encoding.get_object().get("/Differences", []):
+                if isinstance(item, int):
+                    code = item
+                    continue
+                if str(item) in _NOTDEF_NAMES:
+                    self.notdef_codes.add(code)
+                code += 1
+        elif subtype not in {"/Type0", "/Type3"}:
+            raise PdfError(f"font {self.name}: subtype {subtype} is not one Chromium writes; cannot check glyphs")
+        self.to_unicode = _to_unicode(font)
+
+
+def _resolved(obj) -> dict:
+    """A PDF dictionary, followed if it is a reference; {} for None."""
+    return {} if obj is None else obj.get_object()
+
+
+def missing_glyphs(pdf) -> tuple[int, list[MissingGlyph]]:
+    """Scan every page's text (and its form XObjects) for glyphs printed as ``.notdef``.
+
+    Args:
+        pdf: the PDF's path, or a pypdf reader already open on it.
+
+    Returns:
+        the number of glyphs checked and one ``MissingGlyph`` per missing one.
+
+    Raises:
+        PdfError: on text the scan cannot decode (a literal string, an unknown font type), so it never passes blind.
+    """
+    reader = read_pdf(pdf) if isinstance(pdf, str | Path) else pdf
+    fonts: dict[int, _FontInfo] = {}
+    seen_forms: set[int] = set()
+    missing: list[MissingGlyph] = []
+    checked = 0
+
+    def font_info(ref) -> _FontInfo:
+        obj = ref.get_object()
+        key = ref.idnum if hasattr(ref, "idnum") else id(obj)
+        if key not in fonts:
+            fonts[key] = _FontInfo(obj)
+        return fonts[key]
+
+    def scan(page_no: int, data: bytes, resources) -> None:
+        nonlocal checked
+        resources = _resolved(resources)
+        page_fonts = _resolved(resources.get("/Font"))
+        by_name: dict[bytes, _FontInfo] = {}
+        font: _FontInfo | None = None
+        actual = ""
+        for m in _TEXT_TOKEN.finditer(data):
+            if m["font"] is not None:
+                if m["font"] not in by_name:
+                    by_name[m["font"]] = font_info(page_fonts.raw_get("/" + m["font"].decode()))
+                font = by_name[m["font"]]
+                continue
+            if m["actual"] is not None:
+                actual = bytes.fromhex(_SPACE.sub(b"", m["actual"]).decode()).decode("utf-16", errors="replace")
+                continue
+            if m["emc"] is not None:
+                actual = ""
+                continue
+            if m["literal"] is not None or (m["array"] is not None and b"(" in m["array"]):
+                raise PdfError(f"page {page_no}: text as a literal string; the glyph scan reads hex strings only")
+            if font is None:
+                raise PdfError(f"page {page_no}: text shown before any font was set")
+            runs = [m["hex"]] if m["hex"] is not None else _HEX.findall(m["array"])
+            raw = bytes.fromhex(_SPACE.sub(b"", b"".join(runs)).decode())
+            checked += len(raw) // font.width
+            if font.width == 2:  # glyph 0 is zero in either byte order: a native-order array finds it at C speed
+                suspect = 0 in array("H", raw[: len(raw) // 2 * 2])
+            else:
+                suspect = bool(font.notdef_codes.intersection(raw))
+            if suspect:
+                codes = [int.from_bytes(raw[i:i + font.width], "big") for i in range(0, len(raw), font.width)]
+                context = "".join("□" if c in font.notdef_codes else font.to_unicode.get(c, "?") for c in codes)
+                for c in codes:
+                    if c in font.notdef_codes:
+                        missing.append(MissingGlyph(page_no, font.name, context, actual))
+        for ref in _resolved(resources.get("/XObject")).values():
+            form = ref.get_object()
+            key = ref.idnum if hasattr(ref, "idnum") else id(form)
+            if form.get("/Subtype") == "/Form" and key not in seen_forms:
+                seen_forms.add(key)
+                scan(page_no, form.get_data(), form.get("/Resources"))
+
+    for number, page in enumerate(reader.pages, start=1):
+        contents = page.get_contents()
+        if contents is not None:
+            scan(number, contents.get_data(), page.get("/Resources"))
+    return checked, missing
 
 
 def build(html_dir: Path, pdf: Path) -> tuple[int, int]:
@@ -224,6 +391,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build_pdf: {err}", file=sys.stderr)
         return 1
     print(f"build_pdf: {pages} pages, {formulas} formulas -> {args.out} in {time.perf_counter() - start:.1f} s")
+    try:
+        _, missing = missing_glyphs(Path(args.out))
+    except PdfError as err:
+        print(f"build_pdf: could not check the glyphs: {err}", file=sys.stderr)
+        return 0
+    for glyph in missing[:10]:
+        print(f"build_pdf: warning: page {glyph.page}: a missing glyph (no font has it) in {glyph.context!r}"
+              + (f", meant {glyph.intended!r}" if glyph.intended else ""), file=sys.stderr)
+    if missing:
+        print(f"build_pdf: warning: {len(missing)} missing glyphs in all", file=sys.stderr)
     return 0
 
 

@@ -67,6 +67,17 @@ def _is_fresh(out: Path) -> bool:
     )
 
 
+def build_quietly(out: Path) -> Path:
+    """Build the book from ``NOTEBOOKS`` into ``out`` (also used by test_pdf.py); return ``out``."""
+    with (
+        warnings.catch_warnings()
+    ):  # Sphinx's notices of its own future API changes, raised by the extensions
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        build_book.build(NOTEBOOKS, out)
+    return out
+
+
 @pytest.fixture(scope="module")
 def book() -> Iterator[Path]:
     """The built book folder (a fresh build in a temporary folder unless build/html is up to date)."""
@@ -75,14 +86,7 @@ def book() -> Iterator[Path]:
         yield existing
         return
     with tempfile.TemporaryDirectory(prefix="tformer-html-") as tmp:
-        out = Path(tmp) / "html"
-        with (
-            warnings.catch_warnings()
-        ):  # Sphinx's notices of its own future API changes, raised by the extensions
-            warnings.simplefilter("ignore", PendingDeprecationWarning)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            build_book.build(NOTEBOOKS, out)
-        yield out
+        yield build_quietly(Path(tmp) / "html")
 
 
 def _soup(path: Path) -> BeautifulSoup:
