@@ -8,6 +8,7 @@ tokeniser (``tokenize="zh"``: each Chinese character is a token), so the figure 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -391,15 +392,19 @@ def bigram_nats_per_token(train_ids: Tensor, valid_ids: Tensor, vocab_size: int,
     p(b | a) = (count(a, b) + k) / (count(a) + k · V), the baseline a language model must beat.
 
     Shape:
-        train_ids, valid_ids: ``(N,)`` long, ids in ``[0, vocab_size)``.
+        train_ids, valid_ids: ``(N,)`` int64 or int32 (the two streams may have different lengths), ids in
+        ``[0, vocab_size)``.
 
     Raises:
-        ValueError: if ``k <= 0``, a stream has fewer than 2 ids, or an id lies outside ``[0, vocab_size)``.
+        TypeError: if ``k`` is not a number, ``vocab_size`` not an int, or a stream is not an int64/int32 tensor
+            (uint8 and bool tensors would index as masks, not as ids).
+        ValueError: if ``k`` is not finite and ``> 0``, a stream has fewer than 2 ids, or an id lies outside
+            ``[0, vocab_size)``.
     """
-    check_number("k", k, 0.0, open_min=True)
+    check_number("k", k, 0.0, math.inf, open_min=True, open_max=True)
     check_int("vocab_size", vocab_size, 1)
     for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
-        if check_tensor(name, ids, "int", "(N,)").numel() < 2:
+        if check_tensor(name, ids, "int", "(N,)", dtype=(torch.int64, torch.int32)).numel() < 2:
             raise ValueError(f"{name}: expected at least 2 ids, got {ids.numel()}")
         check_ids(name, ids, vocab_size)
     counts = torch.zeros(vocab_size, vocab_size, dtype=torch.float64)  # (V, V)

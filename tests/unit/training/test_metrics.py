@@ -206,3 +206,14 @@ def test_translate_refuses_a_str_and_restores_train_mode_on_error() -> None:  # 
     with pytest.raises(ValueError, match="max_len"):
         translate(model, ["the cat"], src_vocab, tgt_vocab, max_len=0)
     assert model.training
+
+
+def test_bigram_refuses_mask_dtypes_and_an_infinite_k() -> None:
+    ids = torch.tensor([0, 1, 2, 1])
+    with pytest.raises(TypeError, match=r"train_ids: expected dtype torch.int64 or torch.int32, got torch.uint8"):
+        bigram_nats_per_token(ids.to(torch.uint8), ids, 3)  # uint8 indexes as a boolean mask
+    with pytest.raises(TypeError, match=r"valid_ids: expected an integer tensor \(N,\), got torch.bool"):
+        bigram_nats_per_token(ids, ids.bool(), 3)
+    with pytest.raises(ValueError, match=r"k: expected a number in \(0, inf\), got inf"):
+        bigram_nats_per_token(ids, ids, 3, k=math.inf)
+    assert bigram_nats_per_token(ids.int(), ids[:3].int(), 3) == pytest.approx(bigram_nats_per_token(ids, ids[:3], 3))
