@@ -33,7 +33,7 @@ from tformer._checks import (
     check_tensor,
     check_type,
 )
-from tformer.attention import KVCache, MultiHeadAttention, merge_heads, split_heads
+from tformer.attention import KVCache, MultiHeadAttention, _same_view, merge_heads, split_heads
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
 from tformer.positional import RotaryEmbedding
@@ -153,7 +153,9 @@ class GroupedQueryAttention(nn.Module):
             ``(output (B, L, D), weights (B, H, L, S))``.
 
         Raises:
-            TypeError / ValueError: on a non-float input, a wrong width or rank, mismatched batch, or a bad mask.
+            TypeError / ValueError: on a non-float input, a wrong width or rank, mismatched batch (a ``cache``
+                of another batch B included), or a bad mask; ValueError with ``rope`` when ``key`` is not
+                ``query`` (cross-attention, refused as :class:`~tformer.attention.MultiHeadAttention` does).
         """
         check_query_key_value(query, key, value, self.w_q.weight)
         B, L, _ = query.shape
@@ -164,6 +166,11 @@ class GroupedQueryAttention(nn.Module):
         if self.rope is not None:
             if k.shape[-2] != L:
                 raise ValueError(f"rope: query length L ({L}) must equal key length S ({k.shape[-2]})")
+            if not _same_view(key, query):  # m − n is meaningless across sequences, as in MultiHeadAttention
+                raise ValueError(
+                    f"rope: expected self-attention (key is query), got a different key tensor "
+                    f"{tuple(key.shape)}; cross-attention relates positions of two sequences"
+                )
             if positions is None:
                 past = 0 if cache is None else len(cache)
                 positions = torch.arange(past, past + L, device=query.device)  # (L,)
