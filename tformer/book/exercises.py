@@ -142,9 +142,11 @@ def measured_range(
         ``(low, high)`` floats with ``low <= high``.
 
     Raises:
-        TypeError: if ``seed_values`` is not a sequence of real numbers.
-        ValueError: if it holds fewer than three values or a non-finite one, ``margin`` is negative, or
-            ``floor > ceiling``.
+        TypeError: if ``seed_values`` is not a sequence of real numbers, or ``margin``, ``floor`` or ``ceiling``
+            is not a number.
+        ValueError: if it holds fewer than three values or a non-finite one, ``margin`` is negative or not
+            finite, ``floor`` or ``ceiling`` is not finite, ``floor > ceiling``, or the widened range lies wholly
+            outside ``[floor, ceiling]`` (the result would be empty).
     """
     if isinstance(seed_values, (str, bytes)) or not isinstance(seed_values, Sequence):
         raise TypeError(f"seed_values: expected a sequence of numbers, got {type(seed_values).__name__}")
@@ -153,15 +155,22 @@ def measured_range(
         raise ValueError(f"seed_values: expected at least 3 seeds, got {len(values)}")
     if not all(np.isfinite(values)):
         raise ValueError(f"seed_values: expected finite numbers, got {values}")
-    margin = check_number("margin", margin, 0.0)
+    margin = check_number("margin", margin, 0.0, float("inf"), open_max=True)
+    floor = None if floor is None else check_number("floor", floor, float("-inf"), float("inf"), open_min=True,
+                                                    open_max=True)  # fmt: skip
+    ceiling = None if ceiling is None else check_number("ceiling", ceiling, float("-inf"), float("inf"),
+                                                        open_min=True, open_max=True)  # fmt: skip
     if floor is not None and ceiling is not None and floor > ceiling:
         raise ValueError(f"floor: expected at most ceiling ({ceiling}), got {floor}")
     pad = margin * abs(sum(values) / len(values))
     low, high = min(values) - pad, max(values) + pad
     if floor is not None:
-        low = max(low, check_number("floor", floor))
+        low = max(low, floor)
     if ceiling is not None:
-        high = min(high, check_number("ceiling", ceiling))
+        high = min(high, ceiling)
+    if low > high:  # the seeds lie wholly outside the physical bounds: no value could pass
+        raise ValueError(f"seed_values: expected values that meet [floor, ceiling] = [{floor}, {ceiling}] once "
+                         f"widened to [{min(values) - pad:g}, {max(values) + pad:g}], got an empty range")
     return low, high
 
 
