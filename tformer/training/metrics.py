@@ -44,13 +44,17 @@ def _as_text(item: str | Sequence[str]) -> str:
     return item if isinstance(item, str) else " ".join(item)
 
 
-def _check_pair(predictions: Sequence, references: Sequence) -> None:
+def _check_pair(predictions: Sequence, references: Sequence, names: tuple[str, str] = ("predictions", "references"),
+                what: str = "sentences") -> None:
+    for name, items in zip(names, (predictions, references), strict=True):
+        if isinstance(items, (str, bytes)):  # a str is a sequence too: it would be scored character by character
+            raise TypeError(f"{name}: expected a sequence of {what}, got {type(items).__name__} {items!r:.40}")
     if len(predictions) != len(references):
         raise ValueError(
-            f"predictions and references: expected the same count, got {len(predictions)} and {len(references)}"
+            f"{names[0]} and {names[1]}: expected the same count, got {len(predictions)} and {len(references)}"
         )
     if len(predictions) == 0:
-        raise ValueError("predictions: expected at least one sequence, got none")
+        raise ValueError(f"{names[0]}: expected at least one sequence, got none")
 
 
 def exact_match(
@@ -62,6 +66,7 @@ def exact_match(
         A float in ``[0, 1]``.
 
     Raises:
+        TypeError: if ``predictions`` or ``references`` is a single str (not a sequence of sentences).
         ValueError: if the counts differ or are zero.
     """
     _check_pair(predictions, references)
@@ -110,9 +115,10 @@ def corpus_bleu(
     ``tokenize="zh"`` splits Chinese into characters, so word spacing does not matter.
 
     Raises:
+        TypeError: if ``hypotheses`` or ``references`` is a single str (not a sequence of sentences).
         ValueError: if the counts differ or are zero, or ``tokenize`` is not one of sacrebleu's tokenisers.
     """
-    _check_pair(hypotheses, references)
+    _check_pair(hypotheses, references, ("hypotheses", "references"))
     check_choice("tokenize", tokenize, sorted(sacrebleu.BLEU.TOKENIZERS))
     hyps = [_as_text(h) for h in hypotheses]
     refs = [_as_text(r) for r in references]
@@ -128,8 +134,7 @@ def length_bucket_label(length: int, edges: Sequence[int] = DEFAULT_LENGTH_EDGES
         ValueError: if ``length < 0`` or ``edges`` is not strictly increasing and positive.
     """
     check_int("length", length, 0)
-    if not edges or any(b <= a for a, b in itertools.pairwise(edges)) or edges[0] < 1:
-        raise ValueError(f"edges: expected strictly increasing positive integers, got {tuple(edges)}")
+    _check_edges(edges)
     if length == 0:
         return "0"
     low = 1
@@ -138,6 +143,14 @@ def length_bucket_label(length: int, edges: Sequence[int] = DEFAULT_LENGTH_EDGES
             return f"{low}-{edge}"
         low = edge + 1
     return f"{low}+"
+
+
+def _check_edges(edges: Sequence[int]) -> None:
+    if isinstance(edges, (str, bytes)) or not isinstance(edges, Sequence):
+        raise TypeError(f"edges: expected a sequence of ints, got {type(edges).__name__}")
+    if (not edges or any(isinstance(e, bool) or not isinstance(e, int) for e in edges)
+            or any(b <= a for a, b in itertools.pairwise(edges)) or edges[0] < 1):  # fmt: skip
+        raise ValueError(f"edges: expected strictly increasing positive integers, got {tuple(edges)}")
 
 
 @dataclass(frozen=True)
@@ -166,10 +179,14 @@ def accuracy_by_length(
         ``"0"`` (``low = high = 0``) is added only when some length is 0 (empty examples are counted apart).
 
     Raises:
-        ValueError: if the counts differ or are zero, or a length or the edges are invalid.
+        TypeError: if ``lengths`` or ``correct`` is a str, or ``edges`` is not a sequence.
+        ValueError: if the counts differ or are zero, or a length or the edges are invalid (edges must be
+            strictly increasing positive ints: ``[5.5]`` is refused).
     """
+    _check_pair(lengths, correct, ("lengths", "correct"), "values")
+    _check_edges(edges)
     correct = correct.tolist() if isinstance(correct, Tensor) else list(correct)
-    _check_pair(lengths, correct)
+    _check_pair(lengths, correct, ("lengths", "correct"), "values")
     labels = [length_bucket_label(n, edges) for n in lengths]
     lows = [1, *(e + 1 for e in edges)]
     highs: list[int | None] = [*edges, None]
@@ -186,8 +203,8 @@ def accuracy_by_length(
 
 def accuracy_over(lengths: Sequence[int], correct: Sequence[bool] | Tensor, min_length: int) -> float:
     """Accuracy on the examples longer than ``min_length`` (e.g. 20 words). NaN when there are none."""
+    _check_pair(lengths, correct, ("lengths", "correct"), "values")
     correct = correct.tolist() if isinstance(correct, Tensor) else list(correct)
-    _check_pair(lengths, correct)
     hits = [bool(c) for n, c in zip(lengths, correct, strict=True) if n > min_length]
     return sum(hits) / len(hits) if hits else float("nan")
 

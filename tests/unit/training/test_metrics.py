@@ -217,3 +217,17 @@ def test_bigram_refuses_mask_dtypes_and_an_infinite_k() -> None:
     with pytest.raises(ValueError, match=r"k: expected a number in \(0, inf\), got inf"):
         bigram_nats_per_token(ids, ids, 3, k=math.inf)
     assert bigram_nats_per_token(ids.int(), ids[:3].int(), 3) == pytest.approx(bigram_nats_per_token(ids, ids[:3], 3))
+
+
+def test_a_bare_str_is_not_a_list_of_sentences() -> None:
+    with pytest.raises(TypeError, match=r"predictions: expected a sequence of sentences, got str 'abc'"):
+        exact_match("abc", ["a", "b", "c"])
+    with pytest.raises(TypeError, match=r"references: expected a sequence of sentences, got str"):
+        exact_match(["a", "b", "c"], "abc")
+    with pytest.raises(TypeError, match=r"hypotheses: expected a sequence of sentences, got str"):
+        corpus_bleu("我 爱 你", ["我", "爱", "你"])
+    with pytest.raises(TypeError, match=r"correct: expected a sequence of values, got str"):
+        accuracy_by_length([1, 2, 3], "TFT")
+    with pytest.raises(ValueError, match=r"edges: expected strictly increasing positive integers, got \(5.5,\)"):
+        accuracy_by_length([1, 7], [True, False], edges=[5.5])
+    assert [b.count for b in accuracy_by_length([1, 7], [True, False], edges=[5])] == [1, 1]
