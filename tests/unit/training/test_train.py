@@ -317,3 +317,22 @@ def test_step_cost_ratios_bad_input(kwargs: dict, error: type, message: str) -> 
     args = {"steps": {"a": lambda: None}, "reference": "a", "clock": time.perf_counter, **kwargs}
     with pytest.raises(error, match=message):
         step_cost_ratios(args.pop("steps"), args.pop("reference"), **args)
+
+
+@pytest.mark.parametrize("cost", [0.0, -1.0, math.nan])
+def test_step_cost_ratios_refuse_an_entry_that_took_no_time(cost: float) -> None:
+    from tformer.training.train import step_cost_ratios
+
+    now = [0.0]
+
+    def reference() -> None:
+        now[0] += 1.0
+
+    def other() -> None:
+        now[0] += cost
+
+    with pytest.raises(ValueError, match=r"steps\['rnn'\]: expected a positive, finite time per call, got .* "
+                                         r"s on this clock; give each call more work"):
+        step_cost_ratios({"tf": reference, "rnn": other}, "tf", clock=lambda: now[0], rounds=2)
+    with pytest.raises(TypeError, match=r"reference: expected a str \(a key of steps\), got list"):
+        step_cost_ratios({"tf": reference}, ["tf"], clock=lambda: now[0])  # type: ignore[arg-type]
