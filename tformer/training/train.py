@@ -60,7 +60,8 @@ def training_clock(device: torch.device | str = "cpu") -> Callable[[], float]:
 
     Raises:
         TypeError: if ``device`` is not a ``str`` or ``torch.device``.
-        ValueError: if it names no device torch knows, or one other than ``cpu``, ``cuda`` and ``mps``.
+        ValueError: if it names no device torch knows, or one other than ``cpu``, ``cuda`` and ``mps``, or a
+            ``cuda``/``mps`` device this machine does not have.
     """
     if not isinstance(device, (str, torch.device)):
         raise TypeError(f"device: expected a str or torch.device, got {type(device).__name__}")
@@ -72,6 +73,9 @@ def training_clock(device: torch.device | str = "cpu") -> Callable[[], float]:
         return time.process_time if torch.get_num_threads() == 1 else time.perf_counter
     if kind not in ("cuda", "mps"):
         raise ValueError(f"device: expected 'cpu', 'cuda' or 'mps', got {kind!r}")
+    available = torch.cuda.is_available() if kind == "cuda" else torch.backends.mps.is_available()
+    if not available:  # the clock's first reading would fail (synchronize on a missing device)
+        raise ValueError(f"device: expected a device this machine has, got {kind!r} (not available here)")
     sync = torch.cuda.synchronize if kind == "cuda" else torch.mps.synchronize
 
     def clock() -> float:

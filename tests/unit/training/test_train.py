@@ -336,3 +336,13 @@ def test_step_cost_ratios_refuse_an_entry_that_took_no_time(cost: float) -> None
         step_cost_ratios({"tf": reference, "rnn": other}, "tf", clock=lambda: now[0], rounds=2)
     with pytest.raises(TypeError, match=r"reference: expected a str \(a key of steps\), got list"):
         step_cost_ratios({"tf": reference}, ["tf"], clock=lambda: now[0])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("device", ["cuda", "mps"])
+def test_training_clock_refuses_a_device_this_machine_lacks(device: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tformer.training.train import training_clock
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=rf"device: expected a device this machine has, got '{device}' \(not available"):
+        training_clock(device)  # used to fail only at the clock's first reading
