@@ -145,7 +145,8 @@ class MultiHeadAttention(nn.Module):
         weights (B, H, L, S))``; same dtype as the parameters.
 
     Raises:
-        TypeError: if ``d_model`` or ``num_heads`` is not an int, or ``dropout`` not a number.
+        TypeError: if ``d_model`` or ``num_heads`` is not an int, ``dropout`` not a number, or ``bias`` or
+            ``alibi`` not a bool.
         ValueError: if ``d_model`` is not divisible by ``num_heads``, a size is not positive, or ``dropout`` is
             outside ``[0, 1)``.
     """
@@ -174,6 +175,7 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.rope = rope
         self.alibi = check_bool("alibi", alibi)
+        check_bool("bias", bias)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)

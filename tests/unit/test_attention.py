@@ -250,3 +250,12 @@ def test_a_filled_static_cache_refuses_a_query_of_another_batch() -> None:
     mha(x, x, x, cache=growing)
     with pytest.raises(ValueError, match="key, value: expected"):
         mha(x[:1], x[:1], x[:1], cache=growing)
+
+
+def test_bias_must_be_a_bool() -> None:
+    from tformer.variants.efficient import GroupedQueryAttention
+
+    with pytest.raises(TypeError, match="bias: expected a bool, got str"):
+        MultiHeadAttention(12, 3, bias="no")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="bias: expected a bool, got int"):
+        GroupedQueryAttention(12, 3, 1, bias=0)  # type: ignore[arg-type]

@@ -93,6 +93,7 @@ class GroupedQueryAttention(nn.Module):
         weights (B, H, L, S))``.
 
     Raises:
+        TypeError: if a size is not an int or ``bias`` not a bool.
         ValueError: if a size is not positive, ``d_model % num_heads != 0``, ``num_heads % num_kv_heads != 0``,
             or ``rope`` is not a RotaryEmbedding of width Dh.
     """
@@ -113,6 +114,7 @@ class GroupedQueryAttention(nn.Module):
         check_divisible("d_model", d_model, "num_heads", num_heads)
         check_divisible("num_heads", num_heads, "num_kv_heads", num_kv_heads)
         dropout = check_probability("dropout", dropout)
+        check_bool("bias", bias)
         self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
         self.head_dim = d_model // num_heads
         self.group_size = num_heads // num_kv_heads
