@@ -379,8 +379,10 @@ def lm_nats_per_token(model: torch.nn.Module, ids: Tensor, block_size: int, *, b
     Shape:
         ids: ``(N,)`` long.
 
+    The model is put in eval mode for the call and restored to its mode after, also when it raises.
+
     Raises:
-        ValueError: if ``ids`` is not 1-D or shorter than ``block_size + 1``.
+        ValueError: if ``ids`` is not 1-D or shorter than ``block_size + 1``; whatever the model raises.
     """
     check_int("block_size", block_size, 1)
     check_int("batch_size", batch_size, 1)
@@ -395,11 +397,13 @@ def lm_nats_per_token(model: torch.nn.Module, ids: Tensor, block_size: int, *, b
     was_training = model.training
     model.eval()
     total = 0.0
-    for start in range(0, n, batch_size):
-        x, y = x_all[start : start + batch_size].to(device), y_all[start : start + batch_size].to(device)
-        logits = model(x)  # (B, block_size, V)
-        total += float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum"))
-    model.train(was_training)
+    try:  # a model that raises (ids out of its range, say) is left in the mode it came in
+        for start in range(0, n, batch_size):
+            x, y = x_all[start : start + batch_size].to(device), y_all[start : start + batch_size].to(device)
+            logits = model(x)  # (B, block_size, V)
+            total += float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum"))
+    finally:
+        model.train(was_training)
     return total / y_all.numel()
 
 

@@ -231,3 +231,18 @@ def test_a_bare_str_is_not_a_list_of_sentences() -> None:
     with pytest.raises(ValueError, match=r"edges: expected strictly increasing positive integers, got \(5.5,\)"):
         accuracy_by_length([1, 7], [True, False], edges=[5.5])
     assert [b.count for b in accuracy_by_length([1, 7], [True, False], edges=[5])] == [1, 1]
+
+
+def test_lm_nats_per_token_restores_train_mode_when_the_model_raises() -> None:
+    class Failing(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Linear(2, 2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            raise ValueError("tokens: expected ids in [0, V)")
+
+    model = Failing().train()
+    with pytest.raises(ValueError, match="tokens"):
+        lm_nats_per_token(model, torch.arange(10), 4)
+    assert model.training  # used to be left in eval mode
