@@ -20,6 +20,7 @@ import torch
 
 from tformer.book.exercises import (
     MEASURED_RULE,
+    answer_digest,
     check,
     check_measured,
     make_measured_entry,
@@ -183,3 +184,25 @@ def test_bad_input_is_named(call, error: type[Exception], message: str) -> None:
     with pytest.raises(error) as info:
         call()
     assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("answer", "error", "message"),
+    [
+        ([True, False], TypeError, "answer[0]: expected a real number"),
+        (True, TypeError, "answer: expected a number, a sequence of numbers, a real tensor/array or a string, got bool"),
+        (b"12", TypeError, "answer: expected a number, a sequence of numbers, a real tensor/array or a string, got bytes"),
+        (["1", "2"], TypeError, "answer[0]: expected a real number"),
+        ([[1.0, 2.0], [3.0]], ValueError, "answer: expected finite numbers in nested lists of one shape"),
+        ([], ValueError, "answer: expected at least one number, got an empty sequence"),
+        (10**400, ValueError, "answer: expected a finite number, got an int too large for a float"),
+        (torch.tensor([1 + 2j]), TypeError, "answer: expected a real (integer or floating-point) tensor or array, got dtype torch.complex64"),
+        (torch.tensor([True]), TypeError, "answer: expected a real (integer or floating-point) tensor or array, got dtype torch.bool"),
+        (np.array([1 + 2j]), TypeError, "answer: expected a real (integer or floating-point) tensor or array, got dtype complex128"),
+    ],
+)
+def test_check_names_an_answer_of_the_wrong_type(answer: object, error: type, message: str) -> None:
+    with pytest.raises(error) as caught:
+        answer_digest(answer, 2)
+    assert str(caught.value).startswith(message)
+    assert answer_digest([[1.0, 2.0], [3.0, 4.0]], 2) == answer_digest(torch.tensor([1.0, 2.0, 3.0, 4.0]), 2)
