@@ -16,7 +16,7 @@ import sacrebleu
 import torch
 from torch import Tensor
 
-from tformer._checks import check_choice, check_ids, check_int, check_number, check_tensor
+from tformer._checks import check_bool, check_choice, check_ids, check_int, check_number, check_tensor
 from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, Vocab, bucket_batches, pad_sequences
 from tformer.decoding import _position_limit
 
@@ -276,9 +276,11 @@ def translate(
     is capped only for models whose positions end.
 
     Raises:
-        TypeError: if ``model`` has no ``greedy_decode`` method, or ``sentences`` is a ``str`` (pass a list).
-        ValueError: on an unknown source word (``strict``), a vocabulary whose size differs from the model's, or
-            a decoded id outside ``tgt_vocab``.
+        TypeError: if ``model`` has no ``greedy_decode`` method, ``sentences`` is a ``str`` (pass a list) or not a
+            sequence (a tensor, ``None``), a sentence is not a ``str`` (the message gives its index), ``strict``
+            or ``src_eos`` is not a bool, or ``batch_size``/``max_len`` is not an int.
+        ValueError: on an unknown source word (``strict``), a vocabulary whose size differs from the model's, a
+            decoded id outside ``tgt_vocab``, or ``batch_size``/``max_len`` below 1.
     """
     return _translate(model, sentences, src_vocab, tgt_vocab, batch_size=batch_size, max_len=max_len,
                       strict=strict, src_eos=src_eos)[0]  # fmt: skip
@@ -298,6 +300,16 @@ def _translate(
     """:func:`translate`, also returning how many sources were truncated to the model's length limit."""
     if isinstance(sentences, str):
         raise TypeError("sentences: expected a list of sentences, got a str (wrap one sentence in a list)")
+    if not isinstance(sentences, Sequence):  # a tensor of ids, None, a generator
+        raise TypeError(f"sentences: expected a list of str sentences, got {type(sentences).__name__}")
+    for i, sentence in enumerate(sentences):
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentences[{i}]: expected a str (space-separated words), got {type(sentence).__name__}")
+    check_bool("strict", strict)
+    check_bool("src_eos", src_eos)
+    check_int("batch_size", batch_size, 1)
+    if max_len is not None:
+        check_int("max_len", max_len, 1)
     if not callable(getattr(model, "greedy_decode", None)):
         raise TypeError(f"model: expected a translator with a greedy_decode method, got {type(model).__name__}")
     _check_vocab_size(model, "src_vocab_size", src_vocab, "src_vocab")
@@ -352,11 +364,25 @@ def evaluate_translation(
     model's positions are truncated and counted in :attr:`TranslationReport.truncated_sources`; an empty source
     is translated (from EOS alone) and scored in a length bucket of its own, ``"0"``.
 
+    A row that is not two strings (``None``, a number, a missing reference) is not text to score: it raises a
+    TypeError that names its index, rather than being skipped, since the report's lists stay aligned with
+    ``pairs`` row by row. Text that is merely poor (an empty source, unknown words, an overlong sentence) is
+    scored and counted as above.
+
     Raises:
+        TypeError: if ``pairs`` is a str or not a sequence (a tensor, ``None``), or a row is not a
+            ``(source, reference)`` pair of str (``pairs[3]: expected ...``); as :func:`translate`.
         ValueError: if ``pairs`` is empty, or as :func:`translate`.
     """
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Sequence):
+        raise TypeError(f"pairs: expected a list of (source, reference) str pairs, got {type(pairs).__name__}")
     if len(pairs) == 0:
         raise ValueError("pairs: expected at least one (source, reference) pair, got none")
+    for i, pair in enumerate(pairs):
+        if (isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2
+                or not all(isinstance(x, str) for x in pair)):  # fmt: skip
+            raise TypeError(f"pairs[{i}]: expected a (source, reference) pair of str, got {pair!r:.60}")
+    _check_edges(edges)
     sources = [s for s, _ in pairs]
     refs = [r for _, r in pairs]
     hyps, truncated = _translate(model, sources, src_vocab, tgt_vocab, batch_size=batch_size, max_len=None,

@@ -246,3 +246,24 @@ def test_lm_nats_per_token_restores_train_mode_when_the_model_raises() -> None:
     with pytest.raises(ValueError, match="tokens"):
         lm_nats_per_token(model, torch.arange(10), 4)
     assert model.training  # used to be left in eval mode
+
+
+def test_translate_and_evaluate_name_a_junk_row_and_a_bad_argument() -> None:
+    torch.manual_seed(0)
+    src_vocab, tgt_vocab = Vocab(["the", "cat", "sat"]), Vocab(["猫", "坐"])
+    model = Transformer(len(src_vocab), len(tgt_vocab), **TINY)
+    with pytest.raises(TypeError, match=r"sentences\[1\]: expected a str \(space-separated words\), got NoneType"):
+        translate(model, ["the cat", None], src_vocab, tgt_vocab)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"sentences: expected a list of str sentences, got Tensor"):
+        translate(model, torch.tensor([[1, 2]]), src_vocab, tgt_vocab)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"strict: expected a bool, got str"):
+        translate(model, ["the cat"], src_vocab, tgt_vocab, strict="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"pairs\[1\]: expected a \(source, reference\) pair of str, got \('cat', None\)"):
+        evaluate_translation(model, [("the cat", "猫"), ("cat", None)], src_vocab, tgt_vocab)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"pairs\[0\]: expected a \(source, reference\) pair of str, got \(None, '猫'\)"):
+        evaluate_translation(model, [(None, "猫")], src_vocab, tgt_vocab)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"pairs: expected a list of \(source, reference\) str pairs, got NoneType"):
+        evaluate_translation(model, None, src_vocab, tgt_vocab)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"strict: expected a bool, got str"):
+        evaluate_translation(model, [("cat", "猫")], src_vocab, tgt_vocab, strict="yes")  # type: ignore[arg-type]
+    assert evaluate_translation(model, [("", "猫")], src_vocab, tgt_vocab).buckets[0].label == "0"  # junk text: scored
