@@ -315,8 +315,8 @@ def _real_number(name: str, value: object, key: str) -> float | None:
         if value.numel() != 1 or value.dtype.is_complex or str(value.dtype) == "torch.bool":  # type: ignore[attr-defined]
             return None
         value = value.detach().item()  # type: ignore[attr-defined]
-    elif hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "shape", None) == ():  # NumPy scalar
-        if value.dtype.kind not in "iuf":  # type: ignore[attr-defined]
+    elif hasattr(value, "dtype") and hasattr(value, "item") and hasattr(value, "size"):  # a NumPy scalar or array
+        if value.size != 1 or value.dtype.kind not in "iuf":  # type: ignore[attr-defined]
             return None
         value = value.item()  # type: ignore[attr-defined]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
