@@ -145,7 +145,8 @@ class MultiHeadAttention(nn.Module):
         weights (B, H, L, S))``; same dtype as the parameters.
 
     Raises:
-        TypeError: if ``d_model`` or ``num_heads`` is not an int, or ``dropout`` not a number.
+        TypeError: if ``d_model`` or ``num_heads`` is not an int, ``dropout`` not a number, or ``bias`` or
+            ``alibi`` not a bool.
         ValueError: if ``d_model`` is not divisible by ``num_heads``, a size is not positive, or ``dropout`` is
             outside ``[0, 1)``.
     """
@@ -174,6 +175,7 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.rope = rope
         self.alibi = check_bool("alibi", alibi)
+        check_bool("bias", bias)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
@@ -207,8 +209,9 @@ class MultiHeadAttention(nn.Module):
 
         Raises:
             TypeError: if an input is not a floating-point tensor of the parameters' dtype.
-            ValueError: on a wrong rank or width, mismatched batch or key/value lengths, a bad mask, or RoPE or
-                ALiBi used with a key that is not the query (cross-attention).
+            ValueError: on a wrong rank or width, mismatched batch or key/value lengths (a filled ``cache`` of
+                another batch B included), a bad mask, or RoPE or ALiBi used with a key that is not the query
+                (cross-attention).
         """
         cached = cache is not None and cache.static and cache.key is not None and cache.value is not None
         check_query_key_value(query, key, value, self.w_q.weight, keys=not cached)
@@ -216,6 +219,9 @@ class MultiHeadAttention(nn.Module):
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
         if cached:
             k, v = cache.key, cache.value  # (B, H, S, Dh): cross-attention memory projected on an earlier step
+            if k.shape[0] != B:  # a cache of another batch would broadcast silently
+                raise ValueError(f"query: expected B={k.shape[0]} (the batch of the filled static cache), got "
+                                 f"B={B}; use a new KVCache for another batch, or cache.reorder(...) for beams")
         else:
             k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S_new, Dh)
             v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S_new, Dh)

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from tformer._checks import check_probability, check_tensor
+from tformer._checks import check_probability, check_tensor, values_are_cheap
 
 __all__ = ["scaled_dot_product_attention"]
 
@@ -80,8 +80,11 @@ def scaled_dot_product_attention(
         ValueError: if ``query`` and ``key`` differ in Dh, Dh is 0, ``key`` and ``value`` differ in S, an
             input has fewer than 2 dimensions or is on another device than ``query``, the leading dimensions do
             not broadcast, ``mask`` does not broadcast to ``(..., L, S)`` or is on another device, or
-            ``dropout_p`` is outside ``[0, 1)``, or ``score_bias`` does not broadcast to ``(..., L, S)`` or is
-            on another device.
+            ``dropout_p`` is outside ``[0, 1)``, or ``score_bias`` does not broadcast to ``(..., L, S)``, is
+            on another device, or holds an infinite or NaN value (a row of ``-inf`` would give NaN weights: say
+            what may not be attended with ``mask``, whose fully masked rows get zero weights). Like every value
+            check (:func:`tformer._checks.values_are_cheap`), this one runs on a CPU tensor outside
+            ``torch.compile`` only; elsewhere the bias is trusted.
     """
     _check_arguments(query, key, value, mask, dropout_p, score_bias)
     if not (torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value, score_bias)
@@ -180,3 +183,8 @@ def _check_arguments(
                 f"{name}: expected a shape broadcastable to the scores (..., L, S)={tuple(scores_shape)}, "
                 f"got {tuple(extra.shape)}"
             )
+    if score_bias is not None and values_are_cheap(score_bias) and not bool(torch.isfinite(score_bias).all()):
+        raise ValueError(  # a row of -inf would give NaN weights; the bool mask handles such rows (zeros)
+            "score_bias: expected finite values (say which keys may not be attended with the bool mask, "
+            f"True = may attend), got {'NaN' if bool(score_bias.isnan().any()) else 'inf'} in it"
+        )

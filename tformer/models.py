@@ -516,6 +516,27 @@ class Transformer(nn.Module):
         return beam_search(self, src, beam_size, max_len, bos_id, eos_id, length_penalty=length_penalty)
 
 
+def _check_stack_cache(module: nn.Module, args: tuple, kwargs: dict) -> None:
+    """``cache`` of a one-stack model: ``None`` or one :class:`KVCache` per layer, as ``new_cache()`` makes it.
+
+    Raises:
+        TypeError: ``cache: expected a list of 2 KVCache (model.new_cache()), got tuple`` (an encoder–decoder
+            cache, ``[None]``, a list of pairs). ValueError: a list of another length (``[]``).
+    """
+    cache = kwargs.get("cache")
+    if cache is None:
+        return
+    layers = len(module.encoder.layers)
+    wanted = f"a list of {layers} KVCache (model.new_cache())"
+    if not isinstance(cache, list):
+        raise TypeError(f"cache: expected {wanted}, got {type(cache).__name__}")
+    for i, item in enumerate(cache):
+        if not isinstance(item, KVCache):  # e.g. an encoder-decoder cache's (self, cross) pairs
+            raise TypeError(f"cache[{i}]: expected a KVCache ({wanted}), got {type(item).__name__}")
+    if len(cache) != layers:
+        raise ValueError(f"cache: expected {wanted}, got a list of {len(cache)}")
+
+
 class _TokenStack(nn.Module):
     """Embedding (× √D) + positions + dropout + an :class:`Encoder` stack: the body of the one-stack families."""
 
@@ -526,6 +547,8 @@ class _TokenStack(nn.Module):
         self.positional, rope = _positions(config)
         self.dropout = nn.Dropout(config.dropout)
         self.encoder = Encoder(config.num_layers, **_stack_settings(config), rope=rope)
+        # Checked before forward runs (forward reads cache[0] first); a hook keeps forward as the chapters show it.
+        self.register_forward_pre_hook(_check_stack_cache, with_kwargs=True)
 
     def forward(
         self, tokens: Tensor, *, causal: bool, cache: list[KVCache] | None = None
@@ -668,8 +691,10 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
             logits ``(B, L, V)`` (and the weights list).
 
         Raises:
-            TypeError/ValueError: non-integer tokens, ids outside the vocabulary, or (learned or sinusoidal
-            positions) more than ``max_len`` positions in total.
+            TypeError/ValueError: non-integer tokens, ids outside the vocabulary, (learned or sinusoidal
+            positions) more than ``max_len`` positions in total, or a ``cache`` that is not one
+            :class:`~tformer.attention.KVCache` per layer as :meth:`new_cache` makes it (``[]``, ``[None]``, an
+            encoder–decoder model's cache).
         """
         x, weights = self.body(tokens, causal=True, cache=cache)  # (B, L, D)
         logits = self.output(x)  # (B, L, V)

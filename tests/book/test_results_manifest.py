@@ -18,6 +18,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tformer.book.results import (
@@ -451,3 +452,50 @@ def test_below_prints_the_bound_and_refuses_a_value_over_it() -> None:
         below(0.0, 0.0)
     with pytest.raises(TypeError, match="value, limit"):
         below("small", 1e-12)  # type: ignore[arg-type]
+
+
+def test_below_prints_the_limit_it_checked_not_a_rounded_one() -> None:
+    assert below(1.2e-5, 1.4e-5) == "< 1.4e-5"  # "< 1e-5" would be false
+    assert below(0.0, 0.1 * 5 * 1e-3) == "< 5e-4"  # float noise in a round limit still prints round
+    with pytest.raises(ValueError, match=r"value: expected \|value\| < 1.4e-05, got 1.4e-05"):
+        below(1.4e-5, 1.4e-5)
+    with pytest.raises(ValueError, match=r"limit: expected a positive number \(finite\)"):
+        below(0.0, float("inf"))
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error", "message"), [
+    (("k", "1.5"), {}, TypeError, "value: expected a real number for 'k', got str"),
+    (("k", b"1"), {}, TypeError, "value: expected a real number"),
+    (("k", True), {}, TypeError, "value: expected a real number"),
+    (("k", 10**400), {}, ValueError, "value: expected a finite number"),
+    ((5, 1.0), {}, TypeError, "key: expected a str, got int"),
+    (("k[0]", 1.0), {}, ValueError, "key: expected letters"),
+    (("k[", 1.0), {}, ValueError, "key: expected letters"),
+    (("k", 1.0), {"tol": True}, TypeError, "tol: expected None or a real number"),
+    (("k", 1.0), {"tol": "0.1"}, TypeError, "tol: expected None or a real number"),
+    (("k", 1.0), {"tol": float("nan")}, ValueError, "tol: expected a finite number"),
+])
+def test_record_refuses_bad_input_and_stores_nothing(args: tuple, kwargs: dict, error: type, message: str,
+                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setenv(WRITE_ENV, "1")
+    results = Results("99_demo", directory=tmp_path)
+    with pytest.raises(error, match=re.escape(message)):
+        results.record(*args, **kwargs)
+    with pytest.raises(TypeError, match="tol: expected None or a real number"):
+        results.record("t", 1.0, tol=torch.tensor(0.01))  # a tensor tol would break every later write
+    assert results.entries == {} and not results.path.exists()
+    results.record("ok", 1.0, tol=np.float32(0.05))  # a NumPy tol is stored as a float (JSON can write it)
+    assert type(results.entries["ok"]["tol"]) is float and json.loads(results.path.read_text())["ok"]["value"] == 1.0
+
+
+def test_record_runs_refuses_a_str_and_a_bad_tol_before_storing(tmp_path: Path) -> None:
+    results = Results("99_demo", directory=tmp_path)
+    with pytest.raises(TypeError, match="values: expected an iterable of real numbers, got str"):
+        results.record_runs("k", "123")
+    with pytest.raises(TypeError, match=r"values\[1\]: expected a real number"):
+        results.record_runs("k", [1.0, "2"])
+    with pytest.raises(ValueError, match="tol: expected"):
+        results.record_runs("k", [1.0, 100.0], tol=5.0)  # fits the max, not the min
+    assert results.entries == {}

@@ -20,6 +20,7 @@ import torch
 
 from tformer.book.exercises import (
     MEASURED_RULE,
+    answer_digest,
     check,
     check_measured,
     make_measured_entry,
@@ -163,6 +164,11 @@ def test_measured_range_rule() -> None:
         (lambda: measured_range([1.0, math.nan, 3.0], 0.1), ValueError, "seed_values: expected finite numbers"),
         (lambda: measured_range([1.0, 2.0, 3.0], -0.1), ValueError, "margin: expected"),
         (lambda: measured_range([1.0, 2.0, 3.0], 0.1, floor=2.0, ceiling=1.0), ValueError, "floor: expected at most"),
+        (lambda: measured_range([1.0, 2.0, 3.0], 0.1, floor=5.0), ValueError, "seed_values: expected values that meet"),
+        (lambda: measured_range([1.0, 2.0, 3.0], 0.1, ceiling=0.0), ValueError, "seed_values: expected values that meet [floor, ceiling] = [None, 0.0]"),
+        (lambda: measured_range([1.0, 2.0, 3.0], 0.1, floor=math.nan), ValueError, "floor: expected a number in"),
+        (lambda: measured_range([1.0, 2.0, 3.0], 0.1, ceiling=math.inf), ValueError, "ceiling: expected a number in"),
+        (lambda: measured_range([1.0, 2.0, 3.0], math.inf), ValueError, "margin: expected a number in [0, inf)"),
         (lambda: check_measured("99.9", 1.0), ValueError, "exercise_id: expected a known exercise"),
         (lambda: check_measured(5.4, 1.0), TypeError, "exercise_id: expected a str such as '05.2', got float"),
         (lambda: check_measured("05.1", 1.0), ValueError, "exercise_id: expected a run-it exercise"),
@@ -178,3 +184,25 @@ def test_bad_input_is_named(call, error: type[Exception], message: str) -> None:
     with pytest.raises(error) as info:
         call()
     assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("answer", "error", "message"),
+    [
+        ([True, False], TypeError, "answer[0]: expected a real number"),
+        (True, TypeError, "answer: expected a number, a sequence of numbers, a real tensor/array or a string, got bool"),
+        (b"12", TypeError, "answer: expected a number, a sequence of numbers, a real tensor/array or a string, got bytes"),
+        (["1", "2"], TypeError, "answer[0]: expected a real number"),
+        ([[1.0, 2.0], [3.0]], ValueError, "answer: expected finite numbers in nested lists of one shape"),
+        ([], ValueError, "answer: expected at least one number, got an empty sequence"),
+        (10**400, ValueError, "answer: expected a finite number, got an int too large for a float"),
+        (torch.tensor([1 + 2j]), TypeError, "answer: expected a real (integer or floating-point) tensor or array, got dtype torch.complex64"),
+        (torch.tensor([True]), TypeError, "answer: expected a real (integer or floating-point) tensor or array, got dtype torch.bool"),
+        (np.array([1 + 2j]), TypeError, "answer: expected a real (integer or floating-point) tensor or array, got dtype complex128"),
+    ],
+)
+def test_check_names_an_answer_of_the_wrong_type(answer: object, error: type, message: str) -> None:
+    with pytest.raises(error) as caught:
+        answer_digest(answer, 2)
+    assert str(caught.value).startswith(message)
+    assert answer_digest([[1.0, 2.0], [3.0, 4.0]], 2) == answer_digest(torch.tensor([1.0, 2.0, 3.0, 4.0]), 2)

@@ -236,3 +236,26 @@ def test_kv_cache_rejects_keys_that_do_not_match_it() -> None:
         KVCache().update(torch.randn(2, 4, 3, 8), torch.randn(2, 4, 2, 8))  # S differs between key and value
     k, v = cache.update(torch.randn(2, 4, 1, 8), torch.randn(2, 4, 1, 8))
     assert k.shape == v.shape == (2, 4, 4, 8)
+
+
+def test_a_filled_static_cache_refuses_a_query_of_another_batch() -> None:
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(12, 3).eval()
+    x, memory = torch.randn(2, 1, 12), torch.randn(2, 5, 12)
+    cache = KVCache(static=True)
+    mha(x, memory, memory, cache=cache)
+    with pytest.raises(ValueError, match=r"query: expected B=2 \(the batch of the filled static cache\), got B=1"):
+        mha(x[:1], memory[:1], memory[:1], cache=cache)  # used to broadcast to B=2
+    growing = KVCache()
+    mha(x, x, x, cache=growing)
+    with pytest.raises(ValueError, match="key, value: expected"):
+        mha(x[:1], x[:1], x[:1], cache=growing)
+
+
+def test_bias_must_be_a_bool() -> None:
+    from tformer.variants.efficient import GroupedQueryAttention
+
+    with pytest.raises(TypeError, match="bias: expected a bool, got str"):
+        MultiHeadAttention(12, 3, bias="no")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="bias: expected a bool, got int"):
+        GroupedQueryAttention(12, 3, 1, bias=0)  # type: ignore[arg-type]

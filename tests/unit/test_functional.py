@@ -240,3 +240,22 @@ def test_mask_or_input_on_another_device_is_named() -> None:
         scaled_dot_product_attention(q, k, v, torch.ones(3, 3, dtype=torch.bool, device="meta"))
     with pytest.raises(ValueError, match=r"key: expected the device of query \(cpu\), got meta"):
         scaled_dot_product_attention(q, torch.empty(3, 4, device="meta"), v)
+
+
+def test_score_bias_of_minus_inf_is_refused_not_nan() -> None:
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 4)
+    bias = torch.randn(3, 5)
+    out, _ = scaled_dot_product_attention(q, k, v, score_bias=bias)  # an ordinary bias: torch's float mask
+    assert (out - F.scaled_dot_product_attention(q, k, v, attn_mask=bias)).abs().max() <= 1e-6
+    bias[1] = float("-inf")  # a row with no key left used to give NaN
+    with pytest.raises(ValueError, match=r"score_bias: expected finite values \(say which keys may not be attended "
+                                         r"with the bool mask, True = may attend\), got inf"):
+        scaled_dot_product_attention(q, k, v, score_bias=bias)
+    bias[1] = float("nan")
+    with pytest.raises(ValueError, match=r"score_bias: expected finite values .* got NaN"):
+        scaled_dot_product_attention(q, k, v, score_bias=bias)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    mask[1] = False  # the way to say it: zero weights and a zero output, no NaN
+    out, weights = scaled_dot_product_attention(q, k, v, mask=mask, score_bias=torch.zeros(3, 5))
+    assert not out.isnan().any() and weights[:, 1].abs().sum() == 0 and out[:, 1].abs().sum() == 0

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 from torch.testing import assert_close
 
+from tformer.attention import KVCache
 from tformer.layers import FeedForward
 from tformer.models import (
     LEARNED_POSITION_STD,
@@ -551,3 +552,20 @@ def test_a_vocabulary_of_padding_alone_is_refused() -> None:  # breaker NIT
     with pytest.raises(ValueError, match=r"vocab_size: expected at least 2 tokens when pad_id is set, got 1"):
         DecoderOnlyConfig(1, pad_id=0)
     DecoderOnlyConfig(1, pad_id=None)  # no padding: one token is a (trivial) vocabulary
+
+
+def test_decoder_only_names_a_misused_cache() -> None:
+    from tformer.models import DecoderOnlyTransformer
+
+    model = DecoderOnlyTransformer(12, d_model=16, num_heads=2, num_layers=2, d_ff=32, max_len=16, dropout=0.0).eval()
+    tokens = torch.tensor([[1, 2, 3]])
+    for cache, error, message in [
+        ([], ValueError, r"cache: expected a list of 2 KVCache \(model.new_cache\(\)\), got a list of 0"),
+        ([None, None], TypeError, r"cache\[0\]: expected a KVCache \(a list of 2 KVCache"),
+        ([(KVCache(), KVCache())] * 2, TypeError, r"cache\[0\]: expected a KVCache .* got tuple"),
+        (tuple(model.new_cache()), TypeError, r"cache: expected a list of 2 KVCache \(model.new_cache\(\)\), got tuple"),
+    ]:
+        with pytest.raises(error, match=message):
+            model(tokens, cache=cache)
+    cache = model.new_cache()
+    assert torch.allclose(model(tokens, cache=cache), model(tokens), atol=1e-6)

@@ -42,17 +42,53 @@ __all__ = [
 ]
 
 
+_ANSWER_TYPES = "a number, a sequence of numbers, a real tensor/array or a string"
+
+
+def _is_real(value: object) -> bool:
+    """An int, float or real NumPy scalar; not a bool (True is no measured answer) and not complex."""
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_)))  # fmt: skip
+
+
+def _check_leaves(answer: Sequence, where: str) -> None:
+    """Every leaf of a (possibly nested) list or tuple is a real number."""
+    for i, item in enumerate(answer):
+        if isinstance(item, (list, tuple)):
+            _check_leaves(item, f"{where}[{i}]")
+        elif not _is_real(item):
+            raise TypeError(f"{where}[{i}]: expected a real number (answer: {_ANSWER_TYPES}), got "
+                            f"{type(item).__name__} {item!r:.30}")  # fmt: skip
+
+
 def _canonical(answer: Any, decimals: int) -> str:
     if isinstance(answer, str):
         return " ".join(answer.split())
-    if isinstance(answer, torch.Tensor):
-        answer = answer.detach().cpu().double().numpy()
-    if isinstance(answer, (np.ndarray, Sequence)):
+    if isinstance(answer, (torch.Tensor, np.ndarray)):
+        kind = answer.dtype.is_complex or answer.dtype == torch.bool if isinstance(answer, torch.Tensor) else (
+            answer.dtype.kind not in "iuf")  # fmt: skip
+        if kind:  # a complex value would lose its imaginary part, a bool mask is no number
+            raise TypeError(f"answer: expected a real (integer or floating-point) tensor or array, got dtype "
+                            f"{answer.dtype}")  # fmt: skip
+        if isinstance(answer, torch.Tensor):
+            answer = answer.detach().cpu().double().numpy()
         values = np.asarray(answer, dtype=np.float64).ravel()
-    elif isinstance(answer, (int, float, np.number)) and not isinstance(answer, bool):
-        values = np.asarray([answer], dtype=np.float64)
+    elif isinstance(answer, (list, tuple)):
+        _check_leaves(answer, "answer")
+        try:
+            values = np.asarray(answer, dtype=np.float64).ravel()
+        except (ValueError, OverflowError) as err:  # ragged nesting, or an int too large for a float
+            raise ValueError(f"answer: expected finite numbers in nested lists of one shape, got {answer!r:.60}"
+                             ) from err  # fmt: skip
+    elif _is_real(answer):
+        try:
+            values = np.asarray([float(answer)], dtype=np.float64)
+        except OverflowError:
+            raise ValueError("answer: expected a finite number, got an int too large for a float") from None
     else:
-        raise TypeError(f"answer: expected a number, a sequence of numbers, a tensor or a string, got {type(answer).__name__}")
+        raise TypeError(f"answer: expected {_ANSWER_TYPES}, got {type(answer).__name__}")
+    if values.size == 0:
+        raise ValueError("answer: expected at least one number, got an empty sequence")
     if not np.all(np.isfinite(values)):
         raise ValueError("answer: expected finite numbers, got NaN or infinity")
     # Adding 0.0 turns a rounded -0.0 into 0.0, so "-0.00" and "0.00" hash alike.
@@ -63,8 +99,11 @@ def answer_digest(answer: Any, decimals: int) -> str:
     """SHA-256 hex digest of ``answer`` in canonical form, rounded to ``decimals`` places.
 
     Raises:
-        TypeError: if ``answer`` is not a number, a sequence of numbers, a tensor/array or a string.
-        ValueError: if it holds NaN or infinity, or ``decimals`` is negative.
+        TypeError: if ``answer`` is not a number, a (nested) list or tuple of numbers, a real tensor/array or a
+            string: bytes, bools (``True``, ``[True, False]``, a bool tensor), complex values and strings inside
+            a list are refused, the message naming ``answer`` or the offending item.
+        ValueError: if it holds NaN, infinity or an int too large for a float, is empty, is a ragged nesting,
+            or ``decimals`` is negative.
     """
     check_int("decimals", decimals, 0)
     return hashlib.sha256(_canonical(answer, decimals).encode()).hexdigest()
@@ -101,8 +140,8 @@ def check(exercise_id: str, answer: Any) -> bool:
     """Check a reader's answer to exercise ``exercise_id`` (e.g. ``"05.2"``); print a verdict and return it.
 
     Raises:
-        ValueError: if ``exercise_id`` is unknown.
-        TypeError: if ``answer`` has an unsupported type (see ``answer_digest``).
+        ValueError: if ``exercise_id`` is unknown, or ``answer`` is empty or not finite (see :func:`answer_digest`).
+        TypeError: if ``answer`` has an unsupported type (see :func:`answer_digest`).
     """
     entry = _entry(exercise_id)
     if entry.get("kind") == "measured":
@@ -142,9 +181,11 @@ def measured_range(
         ``(low, high)`` floats with ``low <= high``.
 
     Raises:
-        TypeError: if ``seed_values`` is not a sequence of real numbers.
-        ValueError: if it holds fewer than three values or a non-finite one, ``margin`` is negative, or
-            ``floor > ceiling``.
+        TypeError: if ``seed_values`` is not a sequence of real numbers, or ``margin``, ``floor`` or ``ceiling``
+            is not a number.
+        ValueError: if it holds fewer than three values or a non-finite one, ``margin`` is negative or not
+            finite, ``floor`` or ``ceiling`` is not finite, ``floor > ceiling``, or the widened range lies wholly
+            outside ``[floor, ceiling]`` (the result would be empty).
     """
     if isinstance(seed_values, (str, bytes)) or not isinstance(seed_values, Sequence):
         raise TypeError(f"seed_values: expected a sequence of numbers, got {type(seed_values).__name__}")
@@ -153,15 +194,22 @@ def measured_range(
         raise ValueError(f"seed_values: expected at least 3 seeds, got {len(values)}")
     if not all(np.isfinite(values)):
         raise ValueError(f"seed_values: expected finite numbers, got {values}")
-    margin = check_number("margin", margin, 0.0)
+    margin = check_number("margin", margin, 0.0, float("inf"), open_max=True)
+    floor = None if floor is None else check_number("floor", floor, float("-inf"), float("inf"), open_min=True,
+                                                    open_max=True)  # fmt: skip
+    ceiling = None if ceiling is None else check_number("ceiling", ceiling, float("-inf"), float("inf"),
+                                                        open_min=True, open_max=True)  # fmt: skip
     if floor is not None and ceiling is not None and floor > ceiling:
         raise ValueError(f"floor: expected at most ceiling ({ceiling}), got {floor}")
     pad = margin * abs(sum(values) / len(values))
     low, high = min(values) - pad, max(values) + pad
     if floor is not None:
-        low = max(low, check_number("floor", floor))
+        low = max(low, floor)
     if ceiling is not None:
-        high = min(high, check_number("ceiling", ceiling))
+        high = min(high, ceiling)
+    if low > high:  # the seeds lie wholly outside the physical bounds: no value could pass
+        raise ValueError(f"seed_values: expected values that meet [floor, ceiling] = [{floor}, {ceiling}] once "
+                         f"widened to [{min(values) - pad:g}, {max(values) + pad:g}], got an empty range")
     return low, high
 
 

@@ -225,11 +225,13 @@ class Results:
                 band of a run-dependent value, within the tolerance rule (module docstring).
 
         Raises:
-            ValueError: if ``key`` has other characters, or ``value`` is not finite, or ``tol`` breaks the
-                tolerance rule.
-            TypeError: if ``value`` is not a real number.
+            ValueError: if ``key`` has other characters, or ``value`` or ``tol`` is not finite (or does not fit
+                a float), or ``tol`` breaks the tolerance rule. Nothing is recorded then.
+            TypeError: if ``key`` is not a str, or ``value`` or ``tol`` is not a real number (a str, bytes, a
+                bool, a tensor of more than one element are not; a NumPy scalar is converted to a float).
         """
-        number = self._check(key, value)
+        number = self._check(self._check_key(key), value)
+        tol = _check_tol(key, tol)
         check_tolerance(key, number, tol)
         self._store(key, {"value": float(f"{number:.10g}"), "tol": tol})
         return value
@@ -254,10 +256,15 @@ class Results:
             The summary (mean, min, max, spread, count, quotable).
 
         Raises:
-            ValueError: if fewer than two values are given, a value is not finite, or ``tol`` breaks the rule.
-            TypeError: if a value is not a real number.
+            ValueError: if ``key`` is not valid (see :meth:`record`), fewer than two values are given, a value
+                or ``tol`` is not finite, or ``tol`` breaks the rule. Nothing is recorded then.
+            TypeError: if ``values`` is a str or not iterable, or a value or ``tol`` is not a real number.
         """
-        numbers = [self._check(f"{key}[{i}]", v) for i, v in enumerate(values)]
+        self._check_key(key)
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise TypeError(f"values: expected an iterable of real numbers, got {type(values).__name__}")
+        numbers = [self._check(key, v, f"values[{i}]") for i, v in enumerate(values)]
+        tol = _check_tol(key, tol)
         if len(numbers) < 2:
             raise ValueError(f"values: expected at least 2 runs for {key!r}, got {len(numbers)}")
         mean = math.fsum(numbers) / len(numbers)
@@ -265,6 +272,8 @@ class Results:
         spread = max(abs(v - mean) for v in numbers)
         band = max(spread, tol or 0.0)
         quotable = band == 0 or (band < abs(mean) and band <= MAX_RELATIVE_TOL * abs(mean))
+        check_tolerance(f"{key}.min", low, tol)  # both ends before either is stored
+        check_tolerance(f"{key}.max", high, tol)
         self.record(f"{key}.min", low, tol=tol)
         self.record(f"{key}.max", high, tol=tol)
         self.record(f"{key}.runs", len(numbers))
@@ -273,15 +282,18 @@ class Results:
         return Runs(mean, low, high, spread, len(numbers), quotable)
 
     @staticmethod
-    def _check(key: str, value: float) -> float:
-        if not _KEY.fullmatch(key.split("[")[0]) or key.startswith("_"):
+    def _check_key(key: object) -> str:
+        if not isinstance(key, str):
+            raise TypeError(f"key: expected a str, got {type(key).__name__}")
+        if not _KEY.fullmatch(key) or key.startswith("_"):
             raise ValueError(f"key: expected letters, digits, '_', '.' or '-' (not a leading '_'), got {key!r}")
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise TypeError(f"value: expected a real number, got {type(value).__name__}") from None
-        if not math.isfinite(number):
-            raise ValueError(f"value: expected a finite number for {key!r}, got {number}")
+        return key
+
+    @staticmethod
+    def _check(key: str, value: object, name: str = "value") -> float:
+        number = _real_number(name, value, key)
+        if number is None:
+            raise TypeError(f"{name}: expected a real number for {key!r}, got {type(value).__name__}")
         return number
 
     def _store(self, key: str, entry: dict[str, float | int | None]) -> None:
@@ -295,6 +307,39 @@ class Results:
         temporary = self.path.with_suffix(".json.tmp")
         temporary.write_text(json.dumps(merged, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
         os.replace(temporary, self.path)
+
+
+def _real_number(name: str, value: object, key: str) -> float | None:
+    """``value`` as a finite float, ``None`` if it is not a real number (a bool, a str, a multi-element tensor)."""
+    if hasattr(value, "detach") and hasattr(value, "numel"):  # a tensor: one element, not bool or complex
+        if value.numel() != 1 or value.dtype.is_complex or str(value.dtype) == "torch.bool":  # type: ignore[attr-defined]
+            return None
+        value = value.detach().item()  # type: ignore[attr-defined]
+    elif hasattr(value, "dtype") and hasattr(value, "item") and hasattr(value, "size"):  # a NumPy scalar or array
+        if value.size != 1 or value.dtype.kind not in "iuf":  # type: ignore[attr-defined]
+            return None
+        value = value.item()  # type: ignore[attr-defined]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValueError(f"{name}: expected a finite number for {key!r}, got an int too large for a float") from None
+    if not math.isfinite(number):
+        raise ValueError(f"{name}: expected a finite number for {key!r}, got {number}")
+    return number
+
+
+def _check_tol(key: str, tol: object) -> float | None:
+    """``tol`` as a float (or ``None``): a real finite number, not a bool, a str or a tensor."""
+    if tol is None:
+        return None
+    if hasattr(tol, "detach") or (isinstance(tol, bool)):
+        raise TypeError(f"tol: expected None or a real number for {key!r}, got {type(tol).__name__}")
+    number = _real_number("tol", tol, key)
+    if number is None:
+        raise TypeError(f"tol: expected None or a real number for {key!r}, got {type(tol).__name__}")
+    return number
 
 
 def outputs_digest(notebook: dict) -> str:
@@ -338,11 +383,12 @@ def below(value: float, limit: float) -> str:
         limit: the bound it must stay under, e.g. ``1e-12`` in float64 or ``1e-5`` in float32.
 
     Returns:
-        The bound as text, e.g. ``"< 1e-12"``.
+        The bound as text, e.g. ``"< 1e-12"``: ``limit`` in the fewest significant digits that write it exactly
+        (``1.4e-5`` prints ``"< 1.4e-5"``, never a rounded ``"< 1e-5"``), so the printed bound is the one checked.
 
     Raises:
         TypeError: if ``value`` or ``limit`` is not a real number.
-        ValueError: if ``limit`` is not positive, or ``abs(value) >= limit`` (or ``value`` is NaN).
+        ValueError: if ``limit`` is not positive and finite, or ``abs(value) >= limit`` (or ``value`` is NaN).
     """
     if hasattr(value, "detach"):  # a tensor that may require grad: float() of it would warn
         value = value.detach()
@@ -351,8 +397,22 @@ def below(value: float, limit: float) -> str:
     except (TypeError, ValueError):
         raise TypeError(f"value, limit: expected real numbers, got {type(value).__name__}, "
                         f"{type(limit).__name__}") from None
-    if not bound > 0:
-        raise ValueError(f"limit: expected a positive number, got {limit!r}")
-    if not abs(number) < bound:
-        raise ValueError(f"value: expected |value| < {bound:.0e}, got {number!r}")
-    return f"< {bound:.0e}".replace("e-0", "e-")
+    if not (bound > 0 and math.isfinite(bound)):
+        raise ValueError(f"limit: expected a positive number (finite), got {limit!r}")
+    text = _bound_text(bound)
+    if not abs(number) < min(bound, float(text)):  # the printed bound is the one checked
+        raise ValueError(f"value: expected |value| < {text}, got {number!r}")
+    return f"< {text}".replace("e-0", "e-")
+
+
+def _bound_text(bound: float) -> str:
+    """The shortest ``e``-notation text of ``bound`` (``1e-06``, ``1.4e-05``), equal to it up to float noise.
+
+    ``0.1 * 5 * 1e-3`` is ``5.000000000000001e-04``; it prints as ``5e-04``, and :func:`below` then checks against
+    the printed (smaller) number, so the printed claim always holds.
+    """
+    for digits in range(17):
+        text = f"{bound:.{digits}e}"
+        if abs(float(text) - bound) <= 1e-9 * bound:
+            return text
+    return f"{bound:.16e}"  # pragma: no cover (17 significant digits always round-trip)

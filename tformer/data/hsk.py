@@ -9,7 +9,7 @@ dataset)``): keep this attribution when redistributing the sentences or anything
 
 - :func:`load_hsk` reads the JSON into frozen :class:`HskSentence` records. It drops, and reports by id, the
   entries whose English is a placeholder rather than a translation (``placeholder``, ``placeholder-p1``,
-  ``placeholder-q1``, ``PH``: 82 in version 1.0.0) and repeated Chinese sentences (5), so that no test sentence
+  ``placeholder-q1``, ``PH``: 82 in version 1.0.0; an empty one counts too) and repeated Chinese sentences (5), so that no test sentence
   is also a training sentence.
 - :func:`split_hsk` makes the fixed, seeded train / validation / test split (400 test sentences by default).
 - :func:`char_readings` pairs every Chinese character of a sentence with its numbered-pinyin syllable; the two
@@ -105,7 +105,7 @@ class HskCorpus:
 
     Attributes:
         sentences: kept sentences, in file order.
-        placeholder_ids: ids of the entries dropped because their English is a placeholder.
+        placeholder_ids: ids of the entries dropped because their English is a placeholder, or empty (blank).
         duplicate_ids: ids of the entries dropped because their Chinese repeats an earlier kept sentence.
         source: where the sentences came from, with the licence.
     """
@@ -125,16 +125,39 @@ class HskSplit:
     test: tuple[HskSentence, ...]
 
 
-def _record(raw: Mapping, index: int, where: str) -> HskSentence:
+def _record(raw: object, index: int, where: str) -> HskSentence:
+    """One JSON record as an :class:`HskSentence`; every field must have its type (nothing is stringified)."""
+
+    def bad(field: str, expected: str, value: object) -> ValueError:
+        return ValueError(f"{where}: record {index}: {field}: expected {expected}, got "
+                          f"{type(value).__name__} {value!r:.60}")  # fmt: skip
+
+    if not isinstance(raw, Mapping):
+        raise bad("record", "a JSON object", raw)
     missing = [f for f in _FIELDS if f not in raw]
-    if missing or "en" not in raw["translation"]:
+    if missing or not isinstance(raw["translation"], Mapping) or "en" not in raw["translation"]:
         raise ValueError(f"{where}: record {index}: expected fields {list(_FIELDS)} and translation.en, "
-                         f"got keys {sorted(raw)}")  # fmt: skip
+                         f"got keys {sorted(raw)}"
+                         + ("" if missing else f", translation {raw['translation']!r:.60}"))  # fmt: skip
+    for field in ("id", "topic", "sentence_type", "chinese", "pinyin_numbered"):
+        if not isinstance(raw[field], str):
+            raise bad(field, "a str", raw[field])
+    english = raw["translation"]["en"]
+    if not isinstance(english, str):
+        raise bad("translation.en", "a str", english)
+    level = raw["hsk_level"]
+    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 6:
+        raise bad("hsk_level", "an int in [1, 6]", level)
+    tokens = raw["tokens"]
+    if not isinstance(tokens, list):
+        raise bad("tokens", "a list of {\"word\": str} objects", tokens)
+    for position, token in enumerate(tokens):
+        if not isinstance(token, Mapping) or not isinstance(token.get("word"), str):
+            raise bad(f"tokens[{position}]", 'an object with a str "word"', token)
     return HskSentence(
-        id=str(raw["id"]), level=int(raw["hsk_level"]), topic=str(raw["topic"]),
-        sentence_type=str(raw["sentence_type"]), chinese=str(raw["chinese"]),
-        english=str(raw["translation"]["en"]).strip(), pinyin=tuple(str(raw["pinyin_numbered"]).split()),
-        words=tuple(str(t["word"]) for t in raw["tokens"]),
+        id=raw["id"], level=level, topic=raw["topic"], sentence_type=raw["sentence_type"], chinese=raw["chinese"],
+        english=english.strip(), pinyin=tuple(raw["pinyin_numbered"].split()),
+        words=tuple(t["word"] for t in tokens),
     )  # fmt: skip
 
 
@@ -148,8 +171,13 @@ def load_hsk(path: str | os.PathLike[str] | None = None) -> HskCorpus:
     Returns:
         An :class:`HskCorpus`. Version 1.0.0: 4,354 records, 82 placeholders and 5 repeats dropped, 4,267 kept.
 
+    Records whose English is empty or blank are dropped and counted with the placeholders (``placeholder_ids``).
+
     Raises:
-        ValueError: if the file is not a JSON list, or a record lacks a field.
+        ValueError: if the file is not a JSON list, or a record (named by its index and field) is not an object,
+            lacks a field, or has a field of another type: ``id``, ``topic``, ``sentence_type``, ``chinese``,
+            ``pinyin_numbered`` and ``translation.en`` are str, ``translation`` an object, ``hsk_level`` an int in
+            [1, 6], ``tokens`` a list of objects with a str ``word``.
         ModuleNotFoundError: if ``path`` is ``None`` and ``hsk-sentences-audio`` is not installed.
     """
     if path is None:
@@ -174,7 +202,7 @@ def _corpus(raw: object, where: str, source: str) -> HskCorpus:
     seen: set[str] = set()
     for index, item in enumerate(raw):
         sentence = _record(item, index, where)
-        if is_placeholder(sentence.english):
+        if not sentence.english or is_placeholder(sentence.english):  # no translation: nothing to learn
             placeholders.append(sentence.id)
         elif sentence.chinese in seen:  # a repeat would put one sentence in two splits
             duplicates.append(sentence.id)

@@ -24,28 +24,38 @@ from tformer.data.text import Vocab
 __all__ = ["SubwordTokenizer"]
 
 
+MAX_SENTENCE_BYTES = 4192  # sentencepiece's default max_sentence_length: longer sentences it skips in training
+
+
 class SubwordTokenizer:
     """A trained sentencepiece BPE model: text → pieces → text.
 
     Build one with :meth:`train`; ``decode(encode(text)) == text`` for text made of characters seen in training,
-    up to whitespace: sentencepiece's normaliser turns tabs and newlines into spaces, collapses runs of them to
-    one space and drops leading and trailing whitespace (``decode(encode(" a\tb\n")) == "a b"``).
+    up to sentencepiece's normaliser: it applies Unicode NFKC (full-width ``Ａ``, ``１`` and ``，`` come back as
+    ``A``, ``1`` and ``,``; ligatures such as ``ﬁ`` are split), turns tabs and newlines into spaces, collapses runs
+    of them to one space and drops leading and trailing whitespace (``decode(encode(" a\tb\n")) == "a b"``).
+    So the round trip is exact for NFKC-normalised text with single spaces.
 
     Args:
         model_proto: a serialised sentencepiece model (what :meth:`train` produces; store it to reload).
 
     Raises:
-        TypeError: if ``model_proto`` is not ``bytes``. ValueError: if sentencepiece cannot read it.
+        TypeError: if ``model_proto`` is not ``bytes``. ValueError: if it is empty or sentencepiece cannot read
+            it.
     """
 
     def __init__(self, model_proto: bytes) -> None:
         if not isinstance(model_proto, (bytes, bytearray)):
             raise TypeError(f"model_proto: expected bytes (a serialised sentencepiece model), got {type(model_proto).__name__}")
         self.model_proto = bytes(model_proto)
+        if not self.model_proto:  # sentencepiece accepts b"" and fails only at the first use
+            raise ValueError("model_proto: expected a serialised sentencepiece model, got empty bytes")
         try:
             self._sp = spm.SentencePieceProcessor(model_proto=self.model_proto)
         except RuntimeError as err:
             raise ValueError(f"model_proto: expected a serialised sentencepiece model, got bytes it rejects ({err})") from err
+        if self._sp.get_piece_size() == 0:
+            raise ValueError("model_proto: expected a serialised sentencepiece model, got one with no pieces")
 
     @classmethod
     def train(
@@ -61,12 +71,18 @@ class SubwordTokenizer:
             TypeError: if ``sentences`` is a ``str`` (pass a list of sentences) or holds a non-``str``, or an
                 argument has the wrong type.
             ValueError: if ``vocab_size`` is not an int >= 2 or is smaller than the corpus's distinct characters,
-                ``character_coverage`` is outside ``[0.98, 1]`` (sentencepiece's range), or ``sentences`` is
-                empty.
+                ``character_coverage`` is outside ``[0.98, 1]`` (sentencepiece's range), ``sentences`` is
+                empty, or a sentence is longer than :data:`MAX_SENTENCE_BYTES` in UTF-8 (sentencepiece would drop
+                it from training without a word; the message gives its index: split it first).
         """
         check_int("vocab_size", vocab_size, 2)
         check_number("character_coverage", character_coverage, 0.98, 1.0)
         sentences = check_strs("sentences", sentences, "sentence", "wrap one sentence in a list")
+        for index, sentence in enumerate(sentences):
+            size = len(sentence.encode("utf-8"))
+            if size > MAX_SENTENCE_BYTES:
+                raise ValueError(f"sentences[{index}]: expected at most {MAX_SENTENCE_BYTES} bytes in UTF-8 (longer "
+                                 f"ones sentencepiece leaves out of training), got {size}; split it")  # fmt: skip
         sentences = [s for s in sentences if s.strip()]
         if not sentences:
             raise ValueError("sentences: expected at least one non-empty sentence, got none")
@@ -75,6 +91,7 @@ class SubwordTokenizer:
             spm.SentencePieceTrainer.train(
                 sentence_iterator=iter(sentences), model_writer=model, model_type="bpe", vocab_size=vocab_size,
                 character_coverage=character_coverage, hard_vocab_limit=False, num_threads=1, minloglevel=2,
+                max_sentence_length=MAX_SENTENCE_BYTES,
                 unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1,  # the book's Vocab adds its own specials
             )  # fmt: skip
         except RuntimeError as err:

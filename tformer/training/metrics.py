@@ -8,6 +8,7 @@ tokeniser (``tokenize="zh"``: each Chinese character is a token), so the figure 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ import sacrebleu
 import torch
 from torch import Tensor
 
-from tformer._checks import check_choice, check_ids, check_int, check_number, check_tensor
+from tformer._checks import check_bool, check_choice, check_ids, check_int, check_number, check_tensor
 from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, Vocab, bucket_batches, pad_sequences
 from tformer.decoding import _position_limit
 
@@ -43,13 +44,17 @@ def _as_text(item: str | Sequence[str]) -> str:
     return item if isinstance(item, str) else " ".join(item)
 
 
-def _check_pair(predictions: Sequence, references: Sequence) -> None:
+def _check_pair(predictions: Sequence, references: Sequence, names: tuple[str, str] = ("predictions", "references"),
+                what: str = "sentences") -> None:
+    for name, items in zip(names, (predictions, references), strict=True):
+        if isinstance(items, (str, bytes)):  # a str is a sequence too: it would be scored character by character
+            raise TypeError(f"{name}: expected a sequence of {what}, got {type(items).__name__} {items!r:.40}")
     if len(predictions) != len(references):
         raise ValueError(
-            f"predictions and references: expected the same count, got {len(predictions)} and {len(references)}"
+            f"{names[0]} and {names[1]}: expected the same count, got {len(predictions)} and {len(references)}"
         )
     if len(predictions) == 0:
-        raise ValueError("predictions: expected at least one sequence, got none")
+        raise ValueError(f"{names[0]}: expected at least one sequence, got none")
 
 
 def exact_match(
@@ -61,6 +66,7 @@ def exact_match(
         A float in ``[0, 1]``.
 
     Raises:
+        TypeError: if ``predictions`` or ``references`` is a single str (not a sequence of sentences).
         ValueError: if the counts differ or are zero.
     """
     _check_pair(predictions, references)
@@ -109,9 +115,10 @@ def corpus_bleu(
     ``tokenize="zh"`` splits Chinese into characters, so word spacing does not matter.
 
     Raises:
+        TypeError: if ``hypotheses`` or ``references`` is a single str (not a sequence of sentences).
         ValueError: if the counts differ or are zero, or ``tokenize`` is not one of sacrebleu's tokenisers.
     """
-    _check_pair(hypotheses, references)
+    _check_pair(hypotheses, references, ("hypotheses", "references"))
     check_choice("tokenize", tokenize, sorted(sacrebleu.BLEU.TOKENIZERS))
     hyps = [_as_text(h) for h in hypotheses]
     refs = [_as_text(r) for r in references]
@@ -127,8 +134,7 @@ def length_bucket_label(length: int, edges: Sequence[int] = DEFAULT_LENGTH_EDGES
         ValueError: if ``length < 0`` or ``edges`` is not strictly increasing and positive.
     """
     check_int("length", length, 0)
-    if not edges or any(b <= a for a, b in itertools.pairwise(edges)) or edges[0] < 1:
-        raise ValueError(f"edges: expected strictly increasing positive integers, got {tuple(edges)}")
+    _check_edges(edges)
     if length == 0:
         return "0"
     low = 1
@@ -137,6 +143,14 @@ def length_bucket_label(length: int, edges: Sequence[int] = DEFAULT_LENGTH_EDGES
             return f"{low}-{edge}"
         low = edge + 1
     return f"{low}+"
+
+
+def _check_edges(edges: Sequence[int]) -> None:
+    if isinstance(edges, (str, bytes)) or not isinstance(edges, Sequence):
+        raise TypeError(f"edges: expected a sequence of ints, got {type(edges).__name__}")
+    if (not edges or any(isinstance(e, bool) or not isinstance(e, int) for e in edges)
+            or any(b <= a for a, b in itertools.pairwise(edges)) or edges[0] < 1):  # fmt: skip
+        raise ValueError(f"edges: expected strictly increasing positive integers, got {tuple(edges)}")
 
 
 @dataclass(frozen=True)
@@ -165,10 +179,14 @@ def accuracy_by_length(
         ``"0"`` (``low = high = 0``) is added only when some length is 0 (empty examples are counted apart).
 
     Raises:
-        ValueError: if the counts differ or are zero, or a length or the edges are invalid.
+        TypeError: if ``lengths`` or ``correct`` is a str, or ``edges`` is not a sequence.
+        ValueError: if the counts differ or are zero, or a length or the edges are invalid (edges must be
+            strictly increasing positive ints: ``[5.5]`` is refused).
     """
+    _check_pair(lengths, correct, ("lengths", "correct"), "values")
+    _check_edges(edges)
     correct = correct.tolist() if isinstance(correct, Tensor) else list(correct)
-    _check_pair(lengths, correct)
+    _check_pair(lengths, correct, ("lengths", "correct"), "values")
     labels = [length_bucket_label(n, edges) for n in lengths]
     lows = [1, *(e + 1 for e in edges)]
     highs: list[int | None] = [*edges, None]
@@ -185,8 +203,8 @@ def accuracy_by_length(
 
 def accuracy_over(lengths: Sequence[int], correct: Sequence[bool] | Tensor, min_length: int) -> float:
     """Accuracy on the examples longer than ``min_length`` (e.g. 20 words). NaN when there are none."""
+    _check_pair(lengths, correct, ("lengths", "correct"), "values")
     correct = correct.tolist() if isinstance(correct, Tensor) else list(correct)
-    _check_pair(lengths, correct)
     hits = [bool(c) for n, c in zip(lengths, correct, strict=True) if n > min_length]
     return sum(hits) / len(hits) if hits else float("nan")
 
@@ -258,9 +276,11 @@ def translate(
     is capped only for models whose positions end.
 
     Raises:
-        TypeError: if ``model`` has no ``greedy_decode`` method, or ``sentences`` is a ``str`` (pass a list).
-        ValueError: on an unknown source word (``strict``), a vocabulary whose size differs from the model's, or
-            a decoded id outside ``tgt_vocab``.
+        TypeError: if ``model`` has no ``greedy_decode`` method, ``sentences`` is a ``str`` (pass a list) or not a
+            sequence (a tensor, ``None``), a sentence is not a ``str`` (the message gives its index), ``strict``
+            or ``src_eos`` is not a bool, or ``batch_size``/``max_len`` is not an int.
+        ValueError: on an unknown source word (``strict``), a vocabulary whose size differs from the model's, a
+            decoded id outside ``tgt_vocab``, or ``batch_size``/``max_len`` below 1.
     """
     return _translate(model, sentences, src_vocab, tgt_vocab, batch_size=batch_size, max_len=max_len,
                       strict=strict, src_eos=src_eos)[0]  # fmt: skip
@@ -280,6 +300,16 @@ def _translate(
     """:func:`translate`, also returning how many sources were truncated to the model's length limit."""
     if isinstance(sentences, str):
         raise TypeError("sentences: expected a list of sentences, got a str (wrap one sentence in a list)")
+    if not isinstance(sentences, Sequence):  # a tensor of ids, None, a generator
+        raise TypeError(f"sentences: expected a list of str sentences, got {type(sentences).__name__}")
+    for i, sentence in enumerate(sentences):
+        if not isinstance(sentence, str):
+            raise TypeError(f"sentences[{i}]: expected a str (space-separated words), got {type(sentence).__name__}")
+    check_bool("strict", strict)
+    check_bool("src_eos", src_eos)
+    check_int("batch_size", batch_size, 1)
+    if max_len is not None:
+        check_int("max_len", max_len, 1)
     if not callable(getattr(model, "greedy_decode", None)):
         raise TypeError(f"model: expected a translator with a greedy_decode method, got {type(model).__name__}")
     _check_vocab_size(model, "src_vocab_size", src_vocab, "src_vocab")
@@ -334,11 +364,25 @@ def evaluate_translation(
     model's positions are truncated and counted in :attr:`TranslationReport.truncated_sources`; an empty source
     is translated (from EOS alone) and scored in a length bucket of its own, ``"0"``.
 
+    A row that is not two strings (``None``, a number, a missing reference) is not text to score: it raises a
+    TypeError that names its index, rather than being skipped, since the report's lists stay aligned with
+    ``pairs`` row by row. Text that is merely poor (an empty source, unknown words, an overlong sentence) is
+    scored and counted as above.
+
     Raises:
+        TypeError: if ``pairs`` is a str or not a sequence (a tensor, ``None``), or a row is not a
+            ``(source, reference)`` pair of str (``pairs[3]: expected ...``); as :func:`translate`.
         ValueError: if ``pairs`` is empty, or as :func:`translate`.
     """
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Sequence):
+        raise TypeError(f"pairs: expected a list of (source, reference) str pairs, got {type(pairs).__name__}")
     if len(pairs) == 0:
         raise ValueError("pairs: expected at least one (source, reference) pair, got none")
+    for i, pair in enumerate(pairs):
+        if (isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2
+                or not all(isinstance(x, str) for x in pair)):  # fmt: skip
+            raise TypeError(f"pairs[{i}]: expected a (source, reference) pair of str, got {pair!r:.60}")
+    _check_edges(edges)
     sources = [s for s, _ in pairs]
     refs = [r for _, r in pairs]
     hyps, truncated = _translate(model, sources, src_vocab, tgt_vocab, batch_size=batch_size, max_len=None,
@@ -361,8 +405,10 @@ def lm_nats_per_token(model: torch.nn.Module, ids: Tensor, block_size: int, *, b
     Shape:
         ids: ``(N,)`` long.
 
+    The model is put in eval mode for the call and restored to its mode after, also when it raises.
+
     Raises:
-        ValueError: if ``ids`` is not 1-D or shorter than ``block_size + 1``.
+        ValueError: if ``ids`` is not 1-D or shorter than ``block_size + 1``; whatever the model raises.
     """
     check_int("block_size", block_size, 1)
     check_int("batch_size", batch_size, 1)
@@ -377,11 +423,13 @@ def lm_nats_per_token(model: torch.nn.Module, ids: Tensor, block_size: int, *, b
     was_training = model.training
     model.eval()
     total = 0.0
-    for start in range(0, n, batch_size):
-        x, y = x_all[start : start + batch_size].to(device), y_all[start : start + batch_size].to(device)
-        logits = model(x)  # (B, block_size, V)
-        total += float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum"))
-    model.train(was_training)
+    try:  # a model that raises (ids out of its range, say) is left in the mode it came in
+        for start in range(0, n, batch_size):
+            x, y = x_all[start : start + batch_size].to(device), y_all[start : start + batch_size].to(device)
+            logits = model(x)  # (B, block_size, V)
+            total += float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="sum"))
+    finally:
+        model.train(was_training)
     return total / y_all.numel()
 
 
@@ -391,15 +439,19 @@ def bigram_nats_per_token(train_ids: Tensor, valid_ids: Tensor, vocab_size: int,
     p(b | a) = (count(a, b) + k) / (count(a) + k · V), the baseline a language model must beat.
 
     Shape:
-        train_ids, valid_ids: ``(N,)`` long, ids in ``[0, vocab_size)``.
+        train_ids, valid_ids: ``(N,)`` int64 or int32 (the two streams may have different lengths), ids in
+        ``[0, vocab_size)``.
 
     Raises:
-        ValueError: if ``k <= 0``, a stream has fewer than 2 ids, or an id lies outside ``[0, vocab_size)``.
+        TypeError: if ``k`` is not a number, ``vocab_size`` not an int, or a stream is not an int64/int32 tensor
+            (uint8 and bool tensors would index as masks, not as ids).
+        ValueError: if ``k`` is not finite and ``> 0``, a stream has fewer than 2 ids, or an id lies outside
+            ``[0, vocab_size)``.
     """
-    check_number("k", k, 0.0, open_min=True)
+    check_number("k", k, 0.0, math.inf, open_min=True, open_max=True)
     check_int("vocab_size", vocab_size, 1)
     for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
-        if check_tensor(name, ids, "int", "(N,)").numel() < 2:
+        if check_tensor(name, ids, "int", "(N,)", dtype=(torch.int64, torch.int32)).numel() < 2:
             raise ValueError(f"{name}: expected at least 2 ids, got {ids.numel()}")
         check_ids(name, ids, vocab_size)
     counts = torch.zeros(vocab_size, vocab_size, dtype=torch.float64)  # (V, V)

@@ -102,8 +102,14 @@ def mlm_loss(
         gives a loss of 0 with no gradient through the logits' values (never a NaN).
 
     Raises:
-        As :func:`mask_tokens`; ValueError if the model's logits are not ``(B, L, vocab_size)``.
+        As :func:`mask_tokens`; ValueError if the model's logits are not ``(B, L, vocab_size)``, or the model has
+        a ``pad_id`` (as :class:`tformer.models.EncoderOnlyTransformer` does) other than ``pad_id`` (it would
+        attend to the batch's padding; :func:`pretrain_mlm` pads with ``PAD_ID`` = 0).
     """
+    model_pad_id = getattr(model, "pad_id", pad_id)  # a model that masks padding keys by its own id
+    if model_pad_id != pad_id:  # otherwise the padding would be attended to and another id masked out
+        raise ValueError(f"pad_id: expected the model's pad_id={model_pad_id!r} (the keys it masks as padding), "
+                         f"got {pad_id!r}")  # fmt: skip
     corrupted, labels = mask_tokens(
         tokens, mask_id=mask_id, vocab_size=vocab_size, rate=rate, pad_id=pad_id, generator=generator
     )
@@ -153,7 +159,8 @@ def pretrain_mlm(
     Raises:
         TypeError: if a sentence is not a list of ints, or ``seed``/``batch_size``/``max_steps`` is not an int.
         ValueError: if ``sentences`` is empty, holds an empty sentence or an id outside ``[1, vocab_size)`` (0 is
-            padding); as :func:`tformer.training.train` for the budgets; as :func:`mask_tokens` for the ids.
+            padding); if the model's ``pad_id`` is not ``PAD_ID`` = 0 (the batches are padded with 0: see
+            :func:`mlm_loss`); as :func:`tformer.training.train` for the budgets; as :func:`mask_tokens` for the ids.
     """
     check_int("batch_size", batch_size, 1)
     check_int("seed", seed, 0)

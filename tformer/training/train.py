@@ -60,7 +60,8 @@ def training_clock(device: torch.device | str = "cpu") -> Callable[[], float]:
 
     Raises:
         TypeError: if ``device`` is not a ``str`` or ``torch.device``.
-        ValueError: if it names no device torch knows, or one other than ``cpu``, ``cuda`` and ``mps``.
+        ValueError: if it names no device torch knows, or one other than ``cpu``, ``cuda`` and ``mps``, or a
+            ``cuda``/``mps`` device this machine does not have.
     """
     if not isinstance(device, (str, torch.device)):
         raise TypeError(f"device: expected a str or torch.device, got {type(device).__name__}")
@@ -72,6 +73,9 @@ def training_clock(device: torch.device | str = "cpu") -> Callable[[], float]:
         return time.process_time if torch.get_num_threads() == 1 else time.perf_counter
     if kind not in ("cuda", "mps"):
         raise ValueError(f"device: expected 'cpu', 'cuda' or 'mps', got {kind!r}")
+    available = torch.cuda.is_available() if kind == "cuda" else torch.backends.mps.is_available()
+    if not available:  # the clock's first reading would fail (synchronize on a missing device)
+        raise ValueError(f"device: expected a device this machine has, got {kind!r} (not available here)")
     sync = torch.cuda.synchronize if kind == "cuda" else torch.mps.synchronize
 
     def clock() -> float:
@@ -107,15 +111,18 @@ def step_cost_ratios(
         name -> ``rounds`` ratios (seconds of that entry / seconds of the reference, in the same round).
 
     Raises:
-        TypeError: if ``steps`` is not a mapping of callables, ``clock`` is not callable or ``rounds`` is not an
-            int. ValueError: if ``reference`` is not a key of ``steps``, ``rounds`` < 1, or a round of the
-            reference took no measurable time (give each call more work).
+        TypeError: if ``steps`` is not a mapping of callables, ``reference`` is not a str, ``clock`` is not
+            callable or ``rounds`` is not an int. ValueError: if ``reference`` is not a key of ``steps``,
+            ``rounds`` < 1, or in some round an entry's time (any entry's, not only the reference's) is not
+            finite and > 0 (the message names the entry; give each call more work).
     """
     if not isinstance(steps, Mapping) or not steps:
         raise TypeError(f"steps: expected a non-empty mapping of name -> callable, got {steps!r}")
     for name, step in steps.items():
         if not callable(step):
             raise TypeError(f"steps[{name!r}]: expected a callable, got {type(step).__name__}")
+    if not isinstance(reference, str):
+        raise TypeError(f"reference: expected a str (a key of steps), got {type(reference).__name__}")
     if reference not in steps:
         raise ValueError(f"reference: expected one of {list(steps)}, got {reference!r}")
     if not callable(clock):
@@ -128,9 +135,10 @@ def step_cost_ratios(
             start = clock()
             step()
             spent[name] = clock() - start
-        if spent[reference] <= 0:
-            raise ValueError(f"reference: a round of {reference!r} took {spent[reference]} s on this clock; "
-                             "give each call more work")  # fmt: skip
+        for name, seconds in spent.items():  # 0 would give a ratio of 0 (or divide by 0), NaN a NaN ratio
+            if not (math.isfinite(seconds) and seconds > 0):
+                raise ValueError(f"steps[{name!r}]: expected a positive, finite time per call, got {seconds} s "
+                                 "on this clock; give each call more work")  # fmt: skip
         for name in steps:
             ratios[name].append(spent[name] / spent[reference])
     return ratios

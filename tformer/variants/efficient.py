@@ -33,7 +33,7 @@ from tformer._checks import (
     check_tensor,
     check_type,
 )
-from tformer.attention import KVCache, MultiHeadAttention, merge_heads, split_heads
+from tformer.attention import KVCache, MultiHeadAttention, _same_view, merge_heads, split_heads
 from tformer.functional import scaled_dot_product_attention
 from tformer.masks import attention_mask_for_heads
 from tformer.positional import RotaryEmbedding
@@ -93,6 +93,7 @@ class GroupedQueryAttention(nn.Module):
         weights (B, H, L, S))``.
 
     Raises:
+        TypeError: if a size is not an int or ``bias`` not a bool.
         ValueError: if a size is not positive, ``d_model % num_heads != 0``, ``num_heads % num_kv_heads != 0``,
             or ``rope`` is not a RotaryEmbedding of width Dh.
     """
@@ -113,6 +114,7 @@ class GroupedQueryAttention(nn.Module):
         check_divisible("d_model", d_model, "num_heads", num_heads)
         check_divisible("num_heads", num_heads, "num_kv_heads", num_kv_heads)
         dropout = check_probability("dropout", dropout)
+        check_bool("bias", bias)
         self.d_model, self.num_heads, self.num_kv_heads = d_model, num_heads, num_kv_heads
         self.head_dim = d_model // num_heads
         self.group_size = num_heads // num_kv_heads
@@ -153,7 +155,9 @@ class GroupedQueryAttention(nn.Module):
             ``(output (B, L, D), weights (B, H, L, S))``.
 
         Raises:
-            TypeError / ValueError: on a non-float input, a wrong width or rank, mismatched batch, or a bad mask.
+            TypeError / ValueError: on a non-float input, a wrong width or rank, mismatched batch (a ``cache``
+                of another batch B included), or a bad mask; ValueError with ``rope`` when ``key`` is not
+                ``query`` (cross-attention, refused as :class:`~tformer.attention.MultiHeadAttention` does).
         """
         check_query_key_value(query, key, value, self.w_q.weight)
         B, L, _ = query.shape
@@ -164,6 +168,11 @@ class GroupedQueryAttention(nn.Module):
         if self.rope is not None:
             if k.shape[-2] != L:
                 raise ValueError(f"rope: query length L ({L}) must equal key length S ({k.shape[-2]})")
+            if not _same_view(key, query):  # m − n is meaningless across sequences, as in MultiHeadAttention
+                raise ValueError(
+                    f"rope: expected self-attention (key is query), got a different key tensor "
+                    f"{tuple(key.shape)}; cross-attention relates positions of two sequences"
+                )
             if positions is None:
                 past = 0 if cache is None else len(cache)
                 positions = torch.arange(past, past + L, device=query.device)  # (L,)

@@ -124,7 +124,7 @@ def load_balancing_loss(probs: Tensor, indices: Tensor, num_experts: int) -> Ten
 
     Raises:
         ValueError: if ``probs``' last dimension is not ``num_experts``, ``probs`` or ``indices`` holds no token
-            (the loss would be NaN), or an index lies outside ``[0, E)`` (checked on a CPU tensor, see
+            (the loss would be NaN), the two disagree in their leading (token) dimensions, or an index lies outside ``[0, E)`` (checked on a CPU tensor, see
             :func:`tformer._checks.check_ids`).
         TypeError: if ``probs`` is not a floating-point tensor or ``indices`` not an integer tensor.
     """
@@ -135,6 +135,9 @@ def load_balancing_loss(probs: Tensor, indices: Tensor, num_experts: int) -> Ten
     for name, t in (("probs", probs), ("indices", indices)):
         if t.numel() == 0:
             raise ValueError(f"{name}: expected at least one token, got shape {tuple(t.shape)}")
+    if indices.shape[:-1] != probs.shape[:-1]:  # f_e and P_e must average over the same tokens
+        raise ValueError(f"indices: expected the tokens of probs, shape ({', '.join(map(str, probs.shape[:-1]))}, k), "
+                         f"got {tuple(indices.shape)}")  # fmt: skip
     counts = torch.bincount(indices.reshape(-1), minlength=num_experts).to(probs.dtype)  # (E,)
     fraction = counts / counts.sum()  # (E,)
     mean_prob = probs.reshape(-1, num_experts).mean(dim=0)  # (E,)

@@ -13,6 +13,8 @@ Dimension letters: D ``d_model``; "..." any leading dimensions (for example ``(B
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor, nn
 
@@ -35,7 +37,9 @@ class RMSNorm(nn.Module):
 
     Args:
         d_model: width D of the normalised (last) dimension.
-        eps: a non-negative float, or ``None`` (above).
+        eps: a positive finite float, or ``None`` (above). Not 0: an all-zero row (a padding position, a
+            zero-initialised stream) would divide 0 by √0 and give NaN; ``None`` (the dtype's epsilon) is the
+            smallest safe choice.
 
     Attributes:
         weight: the gain g, shape ``(D,)``, initialised to ones.
@@ -46,7 +50,7 @@ class RMSNorm(nn.Module):
     Raises:
         TypeError: if ``d_model`` is not an int or ``eps`` not a number; in ``forward``, if ``x`` is not a
             floating-point tensor.
-        ValueError: if ``d_model < 1`` or ``eps < 0``; in ``forward``, if the last dimension of ``x`` is not D.
+        ValueError: if ``d_model < 1`` or ``eps`` is not finite and ``> 0``; in ``forward``, if the last dimension of ``x`` is not D.
     """
 
     def __init__(self, d_model: int, eps: float | None = None) -> None:
@@ -54,9 +58,10 @@ class RMSNorm(nn.Module):
         self.d_model = check_int("d_model", d_model, 1)
         if eps is not None:
             if isinstance(eps, bool) or not isinstance(eps, (int, float)):
-                raise TypeError(f"eps: expected a float >= 0 or None, got {type(eps).__name__}")
-            if not eps >= 0:  # also refuses NaN
-                raise ValueError(f"eps: expected a float >= 0 or None, got {eps}")
+                raise TypeError(f"eps: expected a float > 0 or None, got {type(eps).__name__}")
+            if not 0 < eps < math.inf:  # also refuses NaN; 0 would give NaN on an all-zero row (0 / √0)
+                raise ValueError(f"eps: expected a finite float > 0 or None (0 gives NaN on an all-zero row), "
+                                 f"got {eps}")
             eps = float(eps)
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(d_model))  # (D,)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -61,6 +62,46 @@ def test_loader_rejects_malformed_files(tmp_path):
     path.write_text(json.dumps([{"id": "a", "chinese": "我"}]), encoding="utf-8")
     with pytest.raises(ValueError, match="record 0: expected fields"):
         load_hsk(path)
+
+
+def _with(field: str, value: object) -> dict:
+    record = _raw("a", "你好", "Hello", "ni3 hao3", ["你好"])
+    if field == "en":
+        record["translation"]["en"] = value
+    else:
+        record[field] = value
+    return record
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    (5, "record 1: record: expected a JSON object, got int 5"),
+    (None, "record 1: record: expected a JSON object, got NoneType"),
+    (_with("pinyin_numbered", ["ni3", "hao3"]), "record 1: pinyin_numbered: expected a str, got list"),
+    (_with("en", None), "record 1: translation.en: expected a str, got NoneType"),
+    (_with("chinese", None), "record 1: chinese: expected a str, got NoneType"),
+    (_with("hsk_level", 3.7), "record 1: hsk_level: expected an int in [1, 6], got float 3.7"),
+    (_with("hsk_level", True), "record 1: hsk_level: expected an int in [1, 6], got bool"),
+    (_with("hsk_level", 99), "record 1: hsk_level: expected an int in [1, 6], got int 99"),
+    (_with("hsk_level", "three"), "record 1: hsk_level: expected an int in [1, 6], got str"),
+    (_with("translation", None), "record 1: expected fields"),
+    (_with("translation", "Hello"), "record 1: expected fields"),
+    (_with("tokens", ["你好"]), "record 1: tokens[0]: expected an object with a str \"word\", got str"),
+    (_with("tokens", [{"text": "你好"}]), "record 1: tokens[0]: expected an object with a str \"word\""),
+    (_with("tokens", "你好"), "record 1: tokens: expected a list"),
+])
+def test_loader_names_the_record_and_field_of_a_wrong_type(tmp_path, record: object, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([_raw("ok", "我", "I", "wo3", ["我"]), record], ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_hsk(path)
+
+
+def test_loader_drops_and_counts_an_empty_translation(tmp_path) -> None:
+    records = [_raw("a", "我", "I", "wo3", ["我"]), _raw("b", "你", "", "ni3", ["你"]), _raw("c", "他", "  ", "ta1", ["他"])]
+    path = tmp_path / "sentences.json"
+    path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    corpus = load_hsk(path)
+    assert [s.id for s in corpus.sentences] == ["a"] and corpus.placeholder_ids == ("b", "c")
 
 
 @pytest.mark.parametrize(

@@ -77,3 +77,13 @@ def test_unknown_pieces_are_copied_and_whitespace_is_normalised(english) -> None
     assert english.decode(english.encode(" I\tam\n")) == "I am"  # as the class docstring says
     with pytest.raises(TypeError, match=r"pieces: expected a list of pieces, got a str"):
         english.decode("▁I")
+
+
+def test_empty_model_bytes_and_long_sentences_are_refused_and_nfkc_is_documented(english) -> None:
+    with pytest.raises(ValueError, match="model_proto: expected a serialised sentencepiece model, got empty bytes"):
+        SubwordTokenizer(b"")
+    long = "ab " * 1400  # 4,200 bytes: sentencepiece would leave it out of training without a word
+    with pytest.raises(ValueError, match=r"sentences\[1\]: expected at most 4192 bytes in UTF-8 .* got 4200; split it"):
+        SubwordTokenizer.train(["ab cd", long], 16)
+    assert english.decode(english.encode("Ｉ am １.")) == "I am 1."  # NFKC, as the class docstring says
+    assert "NFKC" in (SubwordTokenizer.__doc__ or "")

@@ -206,3 +206,64 @@ def test_translate_refuses_a_str_and_restores_train_mode_on_error() -> None:  # 
     with pytest.raises(ValueError, match="max_len"):
         translate(model, ["the cat"], src_vocab, tgt_vocab, max_len=0)
     assert model.training
+
+
+def test_bigram_refuses_mask_dtypes_and_an_infinite_k() -> None:
+    ids = torch.tensor([0, 1, 2, 1])
+    with pytest.raises(TypeError, match=r"train_ids: expected dtype torch.int64 or torch.int32, got torch.uint8"):
+        bigram_nats_per_token(ids.to(torch.uint8), ids, 3)  # uint8 indexes as a boolean mask
+    with pytest.raises(TypeError, match=r"valid_ids: expected an integer tensor \(N,\), got torch.bool"):
+        bigram_nats_per_token(ids, ids.bool(), 3)
+    with pytest.raises(ValueError, match=r"k: expected a number in \(0, inf\), got inf"):
+        bigram_nats_per_token(ids, ids, 3, k=math.inf)
+    assert bigram_nats_per_token(ids.int(), ids[:3].int(), 3) == pytest.approx(bigram_nats_per_token(ids, ids[:3], 3))
+
+
+def test_a_bare_str_is_not_a_list_of_sentences() -> None:
+    with pytest.raises(TypeError, match=r"predictions: expected a sequence of sentences, got str 'abc'"):
+        exact_match("abc", ["a", "b", "c"])
+    with pytest.raises(TypeError, match=r"references: expected a sequence of sentences, got str"):
+        exact_match(["a", "b", "c"], "abc")
+    with pytest.raises(TypeError, match=r"hypotheses: expected a sequence of sentences, got str"):
+        corpus_bleu("我 爱 你", ["我", "爱", "你"])
+    with pytest.raises(TypeError, match=r"correct: expected a sequence of values, got str"):
+        accuracy_by_length([1, 2, 3], "TFT")
+    with pytest.raises(ValueError, match=r"edges: expected strictly increasing positive integers, got \(5.5,\)"):
+        accuracy_by_length([1, 7], [True, False], edges=[5.5])
+    assert [b.count for b in accuracy_by_length([1, 7], [True, False], edges=[5])] == [1, 1]
+
+
+def test_lm_nats_per_token_restores_train_mode_when_the_model_raises() -> None:
+    class Failing(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Linear(2, 2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            raise ValueError("tokens: expected ids in [0, V)")
+
+    model = Failing().train()
+    with pytest.raises(ValueError, match="tokens"):
+        lm_nats_per_token(model, torch.arange(10), 4)
+    assert model.training  # used to be left in eval mode
+
+
+def test_translate_and_evaluate_name_a_junk_row_and_a_bad_argument() -> None:
+    torch.manual_seed(0)
+    src_vocab, tgt_vocab = Vocab(["the", "cat", "sat"]), Vocab(["猫", "坐"])
+    model = Transformer(len(src_vocab), len(tgt_vocab), **TINY)
+    with pytest.raises(TypeError, match=r"sentences\[1\]: expected a str \(space-separated words\), got NoneType"):
+        translate(model, ["the cat", None], src_vocab, tgt_vocab)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"sentences: expected a list of str sentences, got Tensor"):
+        translate(model, torch.tensor([[1, 2]]), src_vocab, tgt_vocab)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"strict: expected a bool, got str"):
+        translate(model, ["the cat"], src_vocab, tgt_vocab, strict="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"pairs\[1\]: expected a \(source, reference\) pair of str, got \('cat', None\)"):
+        evaluate_translation(model, [("the cat", "猫"), ("cat", None)], src_vocab, tgt_vocab)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"pairs\[0\]: expected a \(source, reference\) pair of str, got \(None, '猫'\)"):
+        evaluate_translation(model, [(None, "猫")], src_vocab, tgt_vocab)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match=r"pairs: expected a list of \(source, reference\) str pairs, got NoneType"):
+        evaluate_translation(model, None, src_vocab, tgt_vocab)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"strict: expected a bool, got str"):
+        evaluate_translation(model, [("cat", "猫")], src_vocab, tgt_vocab, strict="yes")  # type: ignore[arg-type]
+    assert evaluate_translation(model, [("", "猫")], src_vocab, tgt_vocab).buckets[0].label == "0"  # junk text: scored

@@ -155,3 +155,15 @@ def test_logits_of_the_wrong_shape_are_refused() -> None:
 
     with pytest.raises(ValueError, match=r"model\(tokens\)"):
         mlm_loss(Transposed(), batch()[:, :30], mask_id=MASK_ID, vocab_size=V)
+
+
+def test_loss_refuses_a_model_that_pads_with_another_id() -> None:
+    from tformer.training.mlm import pretrain_mlm
+
+    model = EncoderOnlyTransformer(V, d_model=16, num_heads=2, num_layers=1, d_ff=32, max_len=40, dropout=0.0,
+                                   pad_id=1)
+    with pytest.raises(ValueError, match=r"pad_id: expected the model's pad_id=1 \(the keys it masks as padding\), "
+                                         r"got 0"):
+        mlm_loss(model, batch(), mask_id=MASK_ID, vocab_size=V)
+    with pytest.raises(ValueError, match=r"pad_id: expected the model's pad_id=1"):
+        pretrain_mlm(model, [[5, 6, 7], [8, 9]], mask_id=MASK_ID, vocab_size=V, max_steps=1, device="cpu")

@@ -309,7 +309,7 @@ def test_step_cost_ratios_real_work_orders_the_costs() -> None:
      ({"clock": 1.0}, TypeError, "clock: expected a callable"),
      ({"rounds": 0}, ValueError, "rounds"),
      ({"rounds": 2.0}, TypeError, "rounds"),
-     ({"clock": lambda: 0.0}, ValueError, "reference: a round of 'a' took 0.0 s")],
+     ({"clock": lambda: 0.0}, ValueError, r"steps\['a'\]: expected a positive, finite time per call, got 0.0 s")],
 )  # fmt: skip
 def test_step_cost_ratios_bad_input(kwargs: dict, error: type, message: str) -> None:
     from tformer.training.train import step_cost_ratios
@@ -317,3 +317,32 @@ def test_step_cost_ratios_bad_input(kwargs: dict, error: type, message: str) -> 
     args = {"steps": {"a": lambda: None}, "reference": "a", "clock": time.perf_counter, **kwargs}
     with pytest.raises(error, match=message):
         step_cost_ratios(args.pop("steps"), args.pop("reference"), **args)
+
+
+@pytest.mark.parametrize("cost", [0.0, -1.0, math.nan])
+def test_step_cost_ratios_refuse_an_entry_that_took_no_time(cost: float) -> None:
+    from tformer.training.train import step_cost_ratios
+
+    now = [0.0]
+
+    def reference() -> None:
+        now[0] += 1.0
+
+    def other() -> None:
+        now[0] += cost
+
+    with pytest.raises(ValueError, match=r"steps\['rnn'\]: expected a positive, finite time per call, got .* "
+                                         r"s on this clock; give each call more work"):
+        step_cost_ratios({"tf": reference, "rnn": other}, "tf", clock=lambda: now[0], rounds=2)
+    with pytest.raises(TypeError, match=r"reference: expected a str \(a key of steps\), got list"):
+        step_cost_ratios({"tf": reference}, ["tf"], clock=lambda: now[0])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("device", ["cuda", "mps"])
+def test_training_clock_refuses_a_device_this_machine_lacks(device: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tformer.training.train import training_clock
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    with pytest.raises(ValueError, match=rf"device: expected a device this machine has, got '{device}' \(not available"):
+        training_clock(device)  # used to fail only at the clock's first reading

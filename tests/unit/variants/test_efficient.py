@@ -277,3 +277,11 @@ def test_linear_attention_and_window_mask_messages() -> None:  # breaker MESSAGE
         linear_attention(q, k, v.half())
     with pytest.raises(ValueError, match=r"S: expected S >= L=5 \(keys cover the queries\), got 3"):
         sliding_window_mask(5, 2, S=3)
+
+
+def test_gqa_with_rope_refuses_cross_attention_of_equal_length() -> None:
+    gqa = GroupedQueryAttention(16, 4, 2, rope=RotaryEmbedding(4))
+    query, memory = torch.randn(1, 3, 16), torch.randn(1, 3, 16)
+    with pytest.raises(ValueError, match=r"rope: expected self-attention \(key is query\), got a different key"):
+        gqa(query, memory, memory)  # the MultiHeadAttention refusal, same wording
+    assert gqa(query, query, query)[0].shape == (1, 3, 16)

@@ -77,3 +77,11 @@ def test_load_balancing_loss_refuses_empty_inputs() -> None:  # breaker 14: used
         load_balancing_loss(torch.zeros(0, 4), torch.zeros(0, 2, dtype=torch.long), 4)
     with pytest.raises(ValueError, match=r"indices: expected at least one token, got shape \(0, 2\)"):
         load_balancing_loss(torch.full((3, 4), 0.25), torch.zeros(0, 2, dtype=torch.long), 4)
+
+
+def test_load_balancing_loss_refuses_another_token_count() -> None:
+    probs = torch.softmax(torch.randn(2, 5, 4), dim=-1)  # (B, L, E)
+    indices = probs.topk(2, dim=-1).indices  # (B, L, k)
+    with pytest.raises(ValueError, match=r"indices: expected the tokens of probs, shape \(2, 5, k\), got \(2, 3, 2\)"):
+        load_balancing_loss(probs, indices[:, :3], 4)  # f_e over 6 tokens, P_e over 10: a meaningless product
+    assert load_balancing_loss(probs, indices, 4).item() > 0

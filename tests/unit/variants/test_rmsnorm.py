@@ -53,7 +53,7 @@ def test_rmsnorm_low_precision_is_torchs_within_one_rounding(dtype: torch.dtype)
 
 def test_rmsnorm_divides_by_the_root_mean_square_by_hand() -> None:
     x = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)  # mean(x²) = (1 + 4 + 9 + 16) / 4 = 7.5
-    out = RMSNorm(4, eps=0.0).double()(x)
+    out = RMSNorm(4, eps=1e-300).double()(x)  # 7.5 + 1e-300 == 7.5 in float64: the formula without eps
     assert_close(out, x / math.sqrt(7.5), atol=1e-15, rtol=0.0)
     assert_close(out.pow(2).mean(), torch.tensor(1.0, dtype=torch.float64), atol=1e-15, rtol=0.0)
     # eps is added to the mean square inside the root (torch's meaning), not to the root
@@ -74,9 +74,9 @@ def test_rmsnorm_has_no_bias_and_no_mean_subtraction() -> None:
 def test_rmsnorm_errors() -> None:
     with pytest.raises(ValueError, match=r"d_model: expected a positive int, got 0"):
         RMSNorm(0)
-    with pytest.raises(ValueError, match=r"eps: expected a float >= 0 or None, got -1.0"):
+    with pytest.raises(ValueError, match=r"eps: expected a finite float > 0 or None \(0 gives NaN on an all-zero row\), got -1.0"):
         RMSNorm(4, eps=-1.0)
-    with pytest.raises(TypeError, match=r"eps: expected a float >= 0 or None, got str"):
+    with pytest.raises(TypeError, match=r"eps: expected a float > 0 or None, got str"):
         RMSNorm(4, eps="1e-5")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"x: expected shape \(\.\.\., D=4\), got \(2, 5\)"):
         RMSNorm(4)(torch.randn(2, 5))
@@ -99,3 +99,10 @@ def test_half_input_with_a_float32_gain_returns_half_like_torch() -> None:  # br
     got = ours(x)
     assert got.dtype == expected.dtype == torch.float16
     torch.testing.assert_close(got, expected)
+
+
+@pytest.mark.parametrize("eps", [0.0, math.inf, math.nan])
+def test_rmsnorm_refuses_an_eps_that_gives_nan_on_a_zero_row(eps: float) -> None:
+    assert not RMSNorm(4)(torch.zeros(2, 4)).isnan().any()  # the default eps keeps a zero row at zero
+    with pytest.raises(ValueError, match=r"eps: expected a finite float > 0 or None"):
+        RMSNorm(4, eps=eps)  # eps = 0 gave 0 / √0 = NaN on an all-zero row
