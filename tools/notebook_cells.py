@@ -3,9 +3,11 @@
 Usage: python tools/notebook_cells.py [--check] [notebooks/NN_name.py ...]
 
 The repository and branch come from ``[tool.tformer]`` in pyproject.toml, the one configurable place. The
-setup cell is a no-op locally (``tformer`` already importable); on Colab it pip-installs ``tformer`` from the
-repository with pip's default "only if needed" strategy, so the runtime's torch and numpy are never replaced
-(pyproject.toml declares loose lower bounds only). ``--check`` changes nothing and exits 1 naming each
+setup cell is a no-op locally; on Colab it clones the repository (a shallow copy of the branch) into
+``/content/tformer``, pip-installs ``tformer`` from it with pip's default "only if needed" strategy, so the
+runtime's torch and numpy are never replaced (pyproject.toml declares loose lower bounds only), and changes to
+its ``notebooks/`` folder: Colab opens a single notebook, and chapters 12 and 16 read other chapters' results
+manifests (``notebooks/results/``), which are not part of the package. ``--check`` changes nothing and exits 1 naming each
 notebook whose generated cells are missing or stale.
 """
 
@@ -26,16 +28,20 @@ def generated_cells(repository: str, branch: str, notebook: str) -> tuple[str, s
     """Return the sources of the Colab-link markdown cell and the setup code cell for ``notebook``."""
     url = f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/{notebook}"
     badge = f"[Open in Colab ↗]({url}) <!-- {MARK} -->"
-    setup = f"""# Setup ({MARK}): a no-op locally; on Colab, installs tformer without touching torch or numpy.
+    setup = f"""# Setup ({MARK}): a no-op locally; on Colab, fetches the book and installs tformer without touching
+# torch or numpy, then works in its notebooks/ folder (some chapters read other chapters' results/ files).
 import importlib.util
+import os
 import subprocess
 import sys
 
-if "google.colab" in sys.modules and importlib.util.find_spec("tformer") is None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "git+https://github.com/{repository}@{branch}"],
-        check=True,
-    )"""
+if "google.colab" in sys.modules:
+    if not os.path.isdir("/content/tformer"):
+        subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "{branch}",
+                        "https://github.com/{repository}", "/content/tformer"], check=True)
+    if importlib.util.find_spec("tformer") is None:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "/content/tformer"], check=True)
+    os.chdir("/content/tformer/notebooks")"""
     return badge, setup
 
 

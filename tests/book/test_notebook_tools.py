@@ -105,7 +105,7 @@ def test_colab_cells_are_generated_from_one_repository_setting(tmp_path: Path) -
     assert run_tool("tools/notebook_cells.py", cwd=tmp_path).returncode == 0
     text = (tmp_path / "notebooks" / "99_tiny.py").read_text()
     assert "colab.research.google.com/github/someone/fork/blob/dev/notebooks/99_tiny.ipynb" in text
-    assert "git+https://github.com/someone/fork@dev" in text
+    assert '"--branch", "dev",' in text and '"https://github.com/someone/fork", "/content/tformer"' in text
     assert run_tool("tools/notebook_cells.py", "--check", cwd=tmp_path).returncode == 0
 
 
