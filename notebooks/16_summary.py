@@ -486,27 +486,27 @@ assert depth["acc_pre"] > 95 and depth["grad_ratio_log10"][0] > 3  # every seed:
 #
 # On the running-example translation task chapter 10 gave each model the same measured training time, the
 # time its Transformer takes for 270<!-- result: tf_budget_steps --> steps (each RNN got the steps that fit
-# into it, from step costs timed side by side; 17.9<!-- result: budget_seconds.min -->–23.0<!-- result:
+# into it, from step costs timed side by side; 14.5<!-- result: budget_seconds.min -->–22.9<!-- result:
 # budget_seconds.max --> seconds of CPU time per run), from three seeds each. In that budget the Transformer
 # translates **64.7**<!-- result: em_tf_same_time -->% of the first 1,000 test sentences exactly
 # (63.2<!-- result: em_tf_same_time.min -->–67.1%<!-- result: em_tf_same_time.max --> over the seeds), the
-# fixed-context GRU 7.3<!-- result: em_fixed.min -->–10.0%<!-- result: em_fixed.max --> and the GRU with
-# Bahdanau attention 25.5<!-- result: em_bahdanau.min -->–34.2%<!-- result: em_bahdanau.max -->: the
+# fixed-context GRU 8.6<!-- result: em_fixed.min -->–10.8%<!-- result: em_fixed.max --> and the GRU with
+# Bahdanau attention 30.2<!-- result: em_bahdanau.min -->–39.2%<!-- result: em_bahdanau.max -->: the
 # Transformer is ahead of both for 3<!-- result: em_tf_ahead_seeds --> of the 3 seeds, by more than ten
 # points. (The GRUs' seeds disagree too much for a mean, so only their ranges are quoted.) Part of the lead is
-# the price of a step: a Bahdanau step costs 1.28<!-- result: step_cost_bahdanau --> Transformer steps,
+# the price of a step: a Bahdanau step costs 1.25<!-- result: step_cost_bahdanau --> Transformer steps,
 # because its decoder loops over the target words, so in the same seconds the Transformer takes more steps.
 # Not all of it: after no more steps than the Bahdanau GRU's whole run the Transformer already translates
-# 48<!-- result: tf_val_em_fewer_steps.min -->–52%<!-- result: tf_val_em_fewer_steps.max --> of chapter 10's
-# 100 validation sentences, the Bahdanau GRU after all its steps 24<!-- result: bahdanau_val_em.min -->–32%<!--
+# 47<!-- result: tf_val_em_fewer_steps.min -->–59%<!-- result: tf_val_em_fewer_steps.max --> of chapter 10's
+# 100 validation sentences, the Bahdanau GRU after all its steps 27<!-- result: bahdanau_val_em.min -->–36%<!--
 # result: bahdanau_val_em.max -->.
 #
 # That is a statement about this budget, nothing more. At its end the two GRUs are still low; in this
 # run the attention GRU is ahead of the fixed-context one for 3<!-- result: em_bahdanau_ahead_seeds --> of
-# the 3 seeds, by 16.4<!-- result: em_bahdanau_gap.min -->–26.9<!-- result: em_bahdanau_gap.max --> points,
+# the 3 seeds, by 19.9<!-- result: em_bahdanau_gap.min -->–30.6<!-- result: em_bahdanau_gap.max --> points,
 # but its share of steps rests on a noisy timing and its score climbs steeply with steps, so chapter 10 does
 # not claim that order. Few sentences over 20 words come out right (fixed context
-# **0**<!-- result: em_fixed_over_20 -->%, attention 0.42<!-- result: em_bahdanau_over_20.min -->–3.39%<!--
+# **0**<!-- result: em_fixed_over_20 -->%, attention 0.85<!-- result: em_bahdanau_over_20.min -->–4.24%<!--
 # result: em_bahdanau_over_20.max -->, Transformer
 # 6.36<!-- result: em_tf_short_over_20.min -->–13.56%<!-- result: em_tf_short_over_20.max -->). It says which
 # model learns fastest here, not which ends best: longer budgets were not run three times. Given its full
@@ -589,10 +589,10 @@ _ = quote("llama_gqa_mib", "14_new_problems", "llama_gqa_mib")
 #   longest bucket to 82<!-- result: attn_long -->%: at that budget the short path, not the Transformer as
 #   such, is what rescues the long sentences. Chapter 10's equal-time comparison cannot add to this: at the
 #   end of its budget the GRUs, with attention or without, translate at most
-#   3.39%<!-- result: em_bahdanau_over_20.max --> of the sentences over 20 words, so it shows how fast each
+#   4.24%<!-- result: em_bahdanau_over_20.max --> of the sentences over 20 words, so it shows how fast each
 #   model learns, not what the path allows.
 # - **Residual connections are short paths through depth.** In a 16-layer stack, residual connections
-#   carry a first-layer gradient 10^4.5<!-- result: depth_grad_ratio_log10.min -->–10^7.0<!-- result:
+#   carry a first-layer gradient 10^4.5<!-- result: depth_grad_ratio_log10.min -->–10^6.9<!-- result:
 #   depth_grad_ratio_log10.max --> times larger than the plain stack's after training (three seeds), and at
 #   that depth they decide whether the stack learns at all (ch 09). The seed links this
 #   to ResNet; the measurement agrees: the same idea, a shortcut, serves both length and depth.
@@ -612,18 +612,18 @@ _ = quote("llama_gqa_mib", "14_new_problems", "llama_gqa_mib")
 #   machine's matrix-multiply rate. Where the chain's cost would dominate is parallel hardware; the book
 #   expects it there but has not measured it (run chapters 01 and 13 on a GPU).
 # - **At equal time on this CPU, the winner depends on the task.** In translation the attention GRU must run
-#   its decoder one target word at a time (a step of it costs 1.28<!-- result: step_cost_bahdanau -->
+#   its decoder one target word at a time (a step of it costs 1.25<!-- result: step_cost_bahdanau -->
 #   Transformer steps), while the Transformer's decoder, with teacher forcing, trains every target position
 #   of a batch at once. Given the same training time each, the Transformer translates
 #   63.2<!-- result: em_tf_same_time.min -->–67.1%<!-- result: em_tf_same_time.max --> of the test sentences
-#   exactly and the GRUs at most 34.2%<!-- result: em_bahdanau.max -->, for every seed (ch 10). For
+#   exactly and the GRUs at most 39.2%<!-- result: em_bahdanau.max -->, for every seed (ch 10). For
 #   next-character prediction over 64-character windows, where torch runs the whole LSTM recurrence in one
 #   fused kernel, the LSTM wins instead, for every seed: given the time of
-#   330<!-- result: lm_tf_steps --> Transformer steps each (13<!-- result: lm_tf_seconds --> s of CPU time) it reaches
-#   1.87<!-- result: lstm_nats --> nats per character (1.865<!-- result: lstm_nats.min -->–1.883<!-- result:
+#   330<!-- result: lm_tf_steps --> Transformer steps each (25.3<!-- result: lm_tf_seconds --> s of CPU time) it reaches
+#   1.95<!-- result: lstm_nats --> nats per character (1.944<!-- result: lstm_nats.min -->–1.963<!-- result:
 #   lstm_nats.max --> over three seeds) against the Transformer's 2.18<!-- result: gpt_nats -->
-#   (2.180<!-- result: gpt_nats.min -->–2.186<!-- result: gpt_nats.max -->), a lead of
-#   0.30<!-- result: lstm_lead.min -->–0.32<!-- result: lstm_lead.max --> nats (a bigram model:
+#   (2.176<!-- result: gpt_nats.min -->–2.182<!-- result: gpt_nats.max -->), a lead of
+#   0.22<!-- result: lstm_lead.min -->–0.24<!-- result: lstm_lead.max --> nats (a bigram model:
 #   2.391<!-- result: bigram_nats -->; ch 12). Both are short budgets on small models; neither chapter ran
 #   longer ones three times.
 # - **So this insight is not confirmed here, only made plausible.** The seed's claim is about parallel
@@ -677,10 +677,10 @@ _ = quote("ed_em", "12_three_families", "ed_em")
 # %% [markdown]
 # The same block of **49,984**<!-- result: block_params_64 --> parameters (at D = 64, 4 heads, F = 256)
 # appears in all three models; only the mask and the heads around the stack differ. Chapter 12 trained the
-# first two (three seeds each), chapter 10 the third (one seed): the encoder-only model fills **34.2**<!-- result: mlm_acc -->% of masked words
-# with both sides visible but only 21.3<!-- result: mlm_acc_left.min -->–31.45%<!-- result: mlm_acc_left.max -->
+# first two (three seeds each), chapter 10 the third (one seed): the encoder-only model fills **34.4**<!-- result: mlm_acc -->% of masked words
+# with both sides visible but only 21.6<!-- result: mlm_acc_left.min -->–31.90%<!-- result: mlm_acc_left.max -->
 # with the right side hidden (the seeds disagree too much for a mean), where its decoder-only twin, trained
-# to read left to right, gets **35.1**<!-- result: gpt_word_acc -->%, ahead of it for
+# to read left to right, gets **35.0**<!-- result: gpt_word_acc -->%, ahead of it for
 # 3<!-- result: twin_ahead_seeds --> of the 3 seeds; the decoder-only character model writes English at
 # 2.18<!-- result: gpt_nats --> nats per character after 330<!-- result: lm_tf_steps --> steps; the encoder-decoder
 # translates **99.7**<!-- result: ed_em -->% of the test sentences exactly (chapter 10's full run). Chapter 14 swapped parts inside
@@ -748,7 +748,7 @@ assert beyond["rope"][0] > max(beyond["sinusoidal"], beyond["learned"], beyond["
 #   trade something measurable. Per layer a Transformer does more arithmetic than an LSTM; it wins by short
 #   paths and by work that parallel hardware can do at once. On a 2-core CPU at equal time the verdict depends
 #   on the task: the Transformer out-translates the GRUs in chapter 10's budget, a fused LSTM out-predicts it on
-#   characters after 13<!-- result: lm_tf_seconds --> seconds, for every seed.
+#   characters in the time of 330<!-- result: lm_tf_steps --> Transformer steps, for every seed.
 #   Across devices the same model is split by batch (DDP, ZeRO/FSDP), by heads and hidden units (tensor
 #   parallel) or by layers (pipeline): chapter 15 runs all but the pipeline with `torch.distributed`.
 #
