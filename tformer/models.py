@@ -236,11 +236,18 @@ class TransformerConfig(ModelConfig):
     Attributes:
         src_vocab_size, tgt_vocab_size: V_src, V_tgt (positional arguments).
         num_encoder_layers, num_decoder_layers: stack depths (paper: 6 each).
+        share_embeddings: the source and target embeddings are one V x D matrix (V_src must equal V_tgt: one
+            vocabulary for both languages, e.g. a shared BPE vocabulary). With ``tie_embeddings`` as well, that
+            matrix is also the output layer's weight: the paper's three-way sharing, "we share the same weight
+            matrix between the two embedding layers and the pre-softmax linear transformation" (Vaswani et al.
+            2017, §3.4, following Press & Wolf 2017, "Using the Output Embedding to Improve Language Models").
+            Off by default.
         Every other field: see :class:`ModelConfig`; ``pad_id`` must be an id of both vocabularies (decoding
         pads finished rows with it), so ``None`` is refused here.
 
     Raises:
-        TypeError / ValueError: as :class:`ModelConfig`.
+        TypeError / ValueError: as :class:`ModelConfig`; ValueError if ``share_embeddings`` and the two
+            vocabulary sizes differ.
     """
 
     src_vocab_size: int
@@ -248,10 +255,17 @@ class TransformerConfig(ModelConfig):
     _: KW_ONLY
     num_encoder_layers: int = 6
     num_decoder_layers: int = 6
+    share_embeddings: bool = False
 
     def _sizes(self) -> dict[str, int]:
         if self.pad_id is None:
             raise ValueError("pad_id: expected an id in both vocabularies (decoding pads with it), got None")
+        check_bool("share_embeddings", self.share_embeddings)
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError(
+                f"share_embeddings: expected one vocabulary for both sides (src_vocab_size == tgt_vocab_size), "
+                f"got {self.src_vocab_size} and {self.tgt_vocab_size}"
+            )
         return {"src_vocab_size": self.src_vocab_size, "tgt_vocab_size": self.tgt_vocab_size,
                 "num_encoder_layers": self.num_encoder_layers, "num_decoder_layers": self.num_decoder_layers}
 
@@ -386,7 +400,9 @@ class Transformer(nn.Module):
         self.decoder = Decoder(config.num_decoder_layers, **_stack_settings(config), rope=rope)
         self.output = nn.Linear(config.d_model, config.tgt_vocab_size)
         init_weights(self, config.init)
-        if config.tie_embeddings:
+        if config.share_embeddings:  # §3.4: one matrix embeds both languages
+            self.src_embed.weight = self.tgt_embed.weight
+        if config.tie_embeddings:  # ... and scores the next token (Press & Wolf 2017)
             self.output.weight = self.tgt_embed.weight
 
     @classmethod

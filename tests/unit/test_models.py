@@ -29,9 +29,9 @@ B, S, L, D, H, FF, V_SRC, V_TGT, PAD = 3, 7, 5, 32, 4, 64, 23, 19, 0
 TOL = {"atol": 1e-10, "rtol": 1e-10}
 
 
-def _model(norm_first: bool = False, dropout: float = 0.0, **kwargs) -> Transformer:
+def _model(norm_first: bool = False, dropout: float = 0.0, vocab: int | None = None, **kwargs) -> Transformer:
     torch.manual_seed(0)
-    return Transformer(V_SRC, V_TGT, d_model=D, num_heads=H, num_encoder_layers=2, num_decoder_layers=2, d_ff=FF,
+    return Transformer(V_SRC, vocab or V_TGT, d_model=D, num_heads=H, num_encoder_layers=2, num_decoder_layers=2, d_ff=FF,
                        dropout=dropout, max_len=16, pad_id=PAD, norm_first=norm_first, **kwargs).double().eval()
 
 
@@ -569,3 +569,40 @@ def test_decoder_only_names_a_misused_cache() -> None:
             model(tokens, cache=cache)
     cache = model.new_cache()
     assert torch.allclose(model(tokens, cache=cache), model(tokens), atol=1e-6)
+
+
+# ---------------------------------------------------------------- issue 15 §2: one matrix for both languages
+
+
+def test_shared_embeddings_equal_an_untied_model_with_equal_weights() -> None:
+    # Vaswani et al. 2017 §3.4 / Press & Wolf 2017: with one vocabulary, one V x D matrix embeds the source and
+    # the target and scores the output. Reference: an untied model whose three matrices are set to that matrix.
+    shared = _model(share_embeddings=True, tie_embeddings=True, vocab=V_SRC)
+    untied = _model(vocab=V_SRC)
+    assert shared.src_embed.weight is shared.tgt_embed.weight is shared.output.weight
+    with torch.no_grad():
+        for name, tensor in untied.state_dict().items():
+            tensor.copy_(shared.state_dict()[name])
+    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    assert count(untied) - count(shared) == 2 * V_SRC * D
+    src, tgt_in = _tokens(V_SRC, B, S, seed=1), _tokens(V_SRC, B, L, seed=2)
+    assert_close(shared(src, tgt_in), untied(src, tgt_in), **TOL)
+    # the shared matrix's gradient is the sum of the three roles' gradients in the untied model
+    shared(src, tgt_in).square().sum().backward()
+    untied(src, tgt_in).square().sum().backward()
+    summed = untied.src_embed.weight.grad + untied.tgt_embed.weight.grad + untied.output.weight.grad
+    assert_close(shared.src_embed.weight.grad, summed, **TOL)
+    assert not torch.allclose(untied.src_embed.weight.grad, summed)  # each role alone is not the whole gradient
+
+
+def test_shared_embeddings_only_share_the_two_embeddings_without_tying() -> None:
+    model = _model(share_embeddings=True, vocab=V_SRC)
+    assert model.src_embed.weight is model.tgt_embed.weight
+    assert model.output.weight is not model.tgt_embed.weight
+
+
+def test_shared_embeddings_need_one_vocabulary() -> None:
+    with pytest.raises(ValueError, match=r"^share_embeddings: expected one vocabulary .* got 23 and 19$"):
+        _model(share_embeddings=True)
+    with pytest.raises(TypeError, match="share_embeddings"):
+        _model(share_embeddings=1, vocab=V_SRC)
