@@ -298,6 +298,45 @@ EXERCISES: dict[str, dict] = {
         "True. Did you divide the last layer's norm by the first's instead?",
         "hint": "Call first_to_last_gradient(seed=0, norm_first=False).",
     },
+    "10.5": {
+        "notebook": "10_encoder_decoder",
+        "function": "reversal_accuracy",
+        "change": {"blind": True},
+        # 1,200 test digits per seed: the blind model's accuracy is chance (1/10) give or take about 0.01;
+        # 40% of the mean on each side leaves room for other machines and stays far below the seeing model's
+        # (about 1.0).
+        "margin": 0.4,
+        "floor": 0.0,
+        "ceiling": 1.0,
+        "quantity": "share of unseen strings' digits predicted right under teacher forcing by the reverser "
+        "trained and tested with an encoder memory of zeros",
+        "too_low": "Well below 1/10 the model does worse than guessing a digit: pass the share of right digits "
+        "the function returns, not an error rate or a loss.",
+        "too_high": "Near 1 is the reverser that reads the source: blind is still False, or the zeros were "
+        "given in training but the real memory at test time.",
+        "hint": "Call reversal_accuracy(seed=0, blind=True): the decoder sees only the digits written so far.",
+    },
+    "10.6": {
+        "notebook": "10_encoder_decoder",
+        "function": "final_loss",
+        "uses": ["train_reverser"],
+        "change": {"label_smoothing": 0.1},
+        # Three trained models end within about 0.01 of each other, some 0.02 above the floor; 10% of the mean
+        # on each side leaves room for other machines and rejects ε = 0.2 (a floor of about 0.96). The range
+        # starts at the floor itself: the smoothed target's entropy, no loss can be lower.
+        "margin": 0.1,
+        "floor": 0.547,
+        "ceiling": None,
+        "quantity": "mean training loss (smoothing included) over the last 10 of 150 updates of the digit "
+        "reverser, label smoothing ε = 0.1, V = 14",
+        "too_low": "A loss near 0 is the unsmoothed run: label_smoothing is still 0. No model can go below the "
+        "smoothed target's entropy, about 0.547 nats for ε = 0.1 and V = 14.",
+        "too_high": "Far above the floor (about 0.547 nats), the model has not learned the task: check that "
+        "label_smoothing is 0.1, not 0.2 (a floor of about 0.96) or 1 (a uniform target, whose floor is "
+        "ln 14 ≈ 2.64), and that the 150 updates ran.",
+        "hint": "Call final_loss(seed=0, label_smoothing=0.1). The floor is the smoothed target's entropy: "
+        "p = 1 − ε + ε/V on the right id, ε/V on each of the V − 1 others.",
+    },
     "12.5": {
         "notebook": "12_three_families",
         "function": "cache_error",

@@ -927,3 +927,121 @@ if your_answer is not None:
     from tformer.book.exercises import check
 
     check("10.4", your_answer)
+
+# %% [markdown]
+# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
+# values the book measured with three seeds (stored with the answers, with the rule that widened them).
+# Each call trains a small model for a few seconds on a CPU.
+#
+# Both use one experiment: `train_reverser` trains a small `Transformer` (D = 32, 4 heads, one encoder and
+# one decoder layer, F = 64, no dropout) for 150 updates of 64 pairs to reverse strings of 6 random digits
+# (`tformer.data.tasks.reverse_task`: 10 symbols after the 4 special ids, so V = 14), with teacher forcing
+# as in section 3. It returns the model, its mean training loss over the last 10 updates, and a batch of 200
+# unseen strings. It has two switches: `blind=True` hands the decoder an encoder memory of zeros, in training
+# and at test time, so cross-attention reads nothing about the source; `label_smoothing` is the paper's ε
+# (§5.4): the loss's target puts 1 − ε on the right token and spreads ε evenly over all V ids.
+#
+# **10.5** Cross-attention is the decoder's only road to the source. `reversal_accuracy` trains a reverser
+# and returns the share of the unseen strings' digits it predicts right under teacher forcing (EOS not
+# counted). Run it as it is, then with `blind=True`, and pass the blind model's accuracy. Before you run it,
+# guess: the blind decoder still reads every earlier digit of the reversed string; how much can it learn
+# from them?
+
+# %%
+from tformer.book.exercises import check_measured
+from tformer.data.tasks import reverse_task, task_vocab_size
+from tformer.training.teacher_forcing import sequence_cross_entropy
+
+
+def reverser_logits(model: Transformer, src: torch.Tensor, tgt: torch.Tensor, blind: bool) -> torch.Tensor:
+    """Teacher-forced logits (B, L, V) for src (B, S) and tgt (B, L); blind: the memory is all zeros."""
+    memory = model.encode(src)  # (B, S, D)
+    if blind:
+        memory = torch.zeros_like(memory)  # cross-attention now reads nothing about the source
+    return model.decode(shift_right(tgt, BOS_ID), memory, src != PAD_ID)
+
+
+def train_reverser(seed: int, blind: bool = False, label_smoothing: float = 0.0, num_updates: int = 150):
+    """Train a small Transformer to reverse 6 digits; return (model in eval mode, mean loss of the last 10
+    updates, a test batch (src (200, 7), tgt (200, 7)) of unseen strings, EOS appended)."""
+    seed_everything(seed)
+    V = task_vocab_size(10)  # 4 special ids + 10 digits
+    pairs = reverse_task(2000, 6, seed=seed)
+    test = reverse_task(200, 6, seed=1000 + seed, exclude=[tuple(s) for s, _ in pairs])
+    model = Transformer(V, V, d_model=32, num_heads=4, num_encoder_layers=1, num_decoder_layers=1, d_ff=64,
+                        dropout=0.0, max_len=16)  # fmt: skip
+
+    def loss_fn(model, batch):
+        src, tgt = batch
+        logits = reverser_logits(model, src, tgt, blind)  # (B, L, V)
+        return sequence_cross_entropy(logits, tgt, PAD_ID, label_smoothing), int((tgt != PAD_ID).sum())
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3, betas=(0.9, 0.98))
+    history = train(model, PairBatches([s for s, _ in pairs], [t for _, t in pairs], batch_size=64, seed=seed),
+                    loss_fn, optimizer=optimizer, max_steps=num_updates, seed=seed, progress=False)  # fmt: skip
+    test_batch = next(iter(PairBatches([s for s, _ in test], [t for _, t in test], batch_size=200, shuffle=False)))
+    return model.eval(), sum(history.losses[-10:]) / 10, test_batch
+
+
+def reversal_accuracy(seed: int, blind: bool = False) -> float:
+    """Share of the unseen strings' digits (EOS excluded) predicted right under teacher forcing."""
+    model, _, (src, tgt) = train_reverser(seed, blind=blind)
+    with torch.no_grad():
+        predicted = reverser_logits(model, src, tgt, blind).argmax(dim=-1)  # (B, L): the same zeros at test time
+    digits = (tgt != PAD_ID) & (tgt != EOS_ID)
+    return (predicted == tgt)[digits].float().mean().item()
+
+
+measured = None  # replace with your measurement, e.g. reversal_accuracy(seed=0, blind=...)
+if measured is not None:
+    check_measured("10.5", measured)
+
+# %% [markdown]
+# **10.6** Label smoothing puts a floor under the training loss. `final_loss` trains a reverser and returns
+# its mean training loss over the last 10 updates, smoothing included. Run it as it is (ε = 0: the loss
+# falls towards 0, as section 5's did), then with `label_smoothing=0.1`, the paper's ε, and pass the loss.
+# Then compute the floor by hand: the lowest cross-entropy against the smoothed target is that target's own
+# entropy, reached when the model's distribution equals it. With V = 14, how far above the floor did 150
+# updates end?
+
+# %%
+def final_loss(seed: int, label_smoothing: float = 0.0) -> float:
+    """Mean training loss (nats per target token, smoothing included) over the reverser's last 10 updates."""
+    return train_reverser(seed, label_smoothing=label_smoothing)[1]
+
+
+measured = None  # replace with your measurement, e.g. final_loss(seed=0, label_smoothing=...)
+if measured is not None:
+    check_measured("10.6", measured)
+
+# %% [markdown]
+# **Why?** In exercise 10.5 the blind reverser is trained with teacher forcing: at every position it reads
+# the correct earlier digits of the reversed string, and it has 150 updates to find any pattern in them.
+# Why can it still do no better than one digit in ten? And its training loss (`train_reverser(seed=0,
+# blind=True)[1]`) does not sit at ln 14 ≈ 2.64, a uniform guess over the vocabulary: what does it still
+# learn, and what is the lowest loss it can reach? Think about what the decoder's input tells it about the
+# next digit, then open the worked answer.
+
+# %% [markdown] jupyter={"source_hidden": true}
+# <details><summary>Worked answer (click to open)</summary>
+#
+# Every digit of a source string is drawn independently and uniformly from 10. The target is the same digits
+# in reverse order, so the digit at target position t is a source digit that none of the earlier target
+# positions holds: the correct prefix the decoder reads under teacher forcing is made of *other*,
+# independent digits, and tells it nothing about the next one. The source is the only place that holds it,
+# and in this model the only road from the source to the decoder is cross-attention. With a memory of zeros
+# every key is the same vector (the key projection of a zero vector is its bias), so every row of
+# cross-attention weights is uniform and its output is the same constant vector for every string: the road
+# is closed. The best the decoder can do
+# for a digit is then the marginal distribution, 1/10 on each, which is right one time in ten whatever it
+# predicts, and costs ln 10 ≈ 2.30 nats.
+#
+# What it can still learn comes from the target side alone: positions 1 to 6 always hold digits (never
+# `<pad>`, `<bos>`, `<unk>` or `<eos>`), and `<eos>` always comes at position 7. The decoder sees its
+# position, so it can learn to predict `<eos>` there with certainty, at no cost. The floor of the mean loss
+# over the 7 target positions is therefore (6 · ln 10 + 0) / 7 ≈ 1.97 nats, below ln 14 but far above
+# the near-zero loss of the model that reads the source; compare it with the value `train_reverser` returns.
+# The RNN translator of chapter 02 squeezed the source into one vector, a narrow road; here the encoder
+# keeps one vector per word, but only cross-attention carries them upstairs.
+#
+# </details>

@@ -29,6 +29,7 @@ WITH_WHY = {
     "07_multi_head_attention",
     "08_positional_encoding",
     "09_transformer_block",
+    "10_encoder_decoder",
     "11_real_sentences",
     "12_three_families",
     "13_complexity",
