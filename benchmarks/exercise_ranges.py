@@ -337,6 +337,39 @@ EXERCISES: dict[str, dict] = {
         "hint": "Call final_loss(seed=0, label_smoothing=0.1). The floor is the smoothed target's entropy: "
         "p = 1 − ε + ε/V on the right id, ε/V on each of the V − 1 others.",
     },
+    "11.5": {
+        "notebook": "11_real_sentences",
+        "function": "neighbour_polyphone_accuracy",
+        "change": {"side": "right"},
+        # A count on a fixed split: every seed gives the same value; 1% of the mean absorbs rounding and
+        # rejects the left-neighbour lookup (about 5 points higher) and the baseline.
+        "margin": 0.01,
+        "floor": 0.0,
+        "ceiling": 100.0,
+        "quantity": "polyphone accuracy (%) on the test split of the lookup by (next character, character)",
+        "too_low": "Below the range: check that you passed a percentage of the polyphones (not of all "
+        "characters, not a fraction in [0, 1]).",
+        "too_high": "About 95.7% is the left-neighbour lookup of section 2: side is still 'left'. The range "
+        "itself sits between it and the context-free baseline.",
+        "hint": "Call neighbour_polyphone_accuracy(side='right').",
+    },
+    "11.6": {
+        "notebook": "11_real_sentences",
+        "function": "frequent_reading_accuracy",
+        "uses": ["neighbour_polyphone_accuracy"],
+        "change": {"fraction": 0.05},
+        # Which 5% is drawn moves the score by about a point between seeds; 3% of the mean on each side keeps
+        # the seeds in and rejects the baseline counted on all of the training split (about 89%).
+        "margin": 0.03,
+        "floor": 0.0,
+        "ceiling": 100.0,
+        "quantity": "polyphone accuracy (%) on the test split of the most frequent readings counted on 5% of "
+        "the training sentences",
+        "too_low": "Well below the range: check the fraction (0.05, not 0.005) and that you passed the polyphone "
+        "accuracy in percent.",
+        "too_high": "About 89% is the baseline counted on the whole training split: fraction is still 1.0.",
+        "hint": "Call frequent_reading_accuracy(seed=0, fraction=0.05).",
+    },
     "12.5": {
         "notebook": "12_three_families",
         "function": "cache_error",

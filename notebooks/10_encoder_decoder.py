@@ -802,24 +802,24 @@ assert sum(beam_gain) > 0  # on average over the seeds the beam helps these mode
 
 # %% [markdown]
 # With the time of 270<!-- result: tf_budget_steps --> Transformer steps each (the table prints what each run
-# actually took: 14.5<!-- result: budget_seconds.min -->–22.9<!-- result: budget_seconds.max --> seconds of
+# actually took: 14.6<!-- result: budget_seconds.min -->–22.5<!-- result: budget_seconds.max --> seconds of
 # CPU time in the stored run, which shared the machine with other jobs: even CPU time per step moves with the
 # machine's load), over three seeds, the
 # Transformer translates 64.7%<!-- result: tf_short_em --> of the first 1,000 test sentences exactly
 # (63.2<!-- result: tf_short_em.min -->–67.1%<!-- result: tf_short_em.max -->), the fixed-context RNN
-# 8.6<!-- result: rnn_fixed_em.min -->–10.8%<!-- result: rnn_fixed_em.max -->, and the RNN with Bahdanau
-# attention 30.2<!-- result: rnn_bahdanau_em.min -->–39.2%<!-- result: rnn_bahdanau_em.max -->. The Transformer
+# 5.9<!-- result: rnn_fixed_em.min -->–7.7%<!-- result: rnn_fixed_em.max -->, and the RNN with Bahdanau
+# attention 25.0<!-- result: rnn_bahdanau_em.min -->–32.0%<!-- result: rnn_bahdanau_em.max -->. The Transformer
 # is ahead of both RNNs for 3<!-- result: tf_ahead_seeds --> of 3 seeds (the cell asserts a lead of more than
 # ten points over either). Part of the reason is the cost of a step, timed before training: a Bahdanau step
-# costs 1.25<!-- result: step_cost_bahdanau --> Transformer steps (the median of the timing rounds), because
+# costs 1.29<!-- result: step_cost_bahdanau --> Transformer steps (the median of the timing rounds), because
 # its decoder is a Python loop over the target words, each step's attention needing the previous step's
-# state, so it gets 216<!-- result: steps_bahdanau --> steps to the Transformer's 270<!-- result:
+# state, so it gets 209<!-- result: steps_bahdanau --> steps to the Transformer's 270<!-- result:
 # tf_budget_steps -->; a fixed-context step, whose decoder runs as one fused GRU call, costs
-# 0.68<!-- result: step_cost_fixed --> of one, and that RNN gets 396<!-- result: steps_fixed --> steps. The step
+# 0.78<!-- result: step_cost_fixed --> of one, and that RNN gets 348<!-- result: steps_fixed --> steps. The step
 # count is not the whole reason, though. Scored on the 100 validation sentences after no more steps than the
 # Bahdanau RNN's whole run (printed above), the Transformer already translates
-# 47<!-- result: tf_val_em_fewer_steps.min -->–59%<!-- result: tf_val_em_fewer_steps.max --> of them exactly,
-# the Bahdanau RNN after all its steps 27<!-- result: bahdanau_val_em.min -->–36%<!-- result:
+# 49<!-- result: tf_val_em_fewer_steps.min -->–54%<!-- result: tf_val_em_fewer_steps.max --> of them exactly,
+# the Bahdanau RNN after all its steps 23<!-- result: bahdanau_val_em.min -->–33%<!-- result:
 # bahdanau_val_em.max -->: step for step, the Transformer learns this task faster (for every seed; the cell
 # asserts it).
 #
@@ -828,17 +828,17 @@ assert sum(beam_gain) > 0  # on average over the seeds the beam helps these mode
 # near the bottom of the plot. The timing did not hand out time exactly evenly: the table shows the Bahdanau
 # runs took longer than the Transformer's, which only works against the Transformer's lead. Whether attention
 # already helps the RNN at this budget is not settled by this run: the RNN with attention is ahead of the one without
-# for 3<!-- result: bahdanau_ahead_seeds --> of 3 seeds, by 19.9<!-- result: bahdanau_gap.min -->–30.6<!--
+# for 3<!-- result: bahdanau_ahead_seeds --> of 3 seeds, by 18.1<!-- result: bahdanau_gap.min -->–26.0<!--
 # result: bahdanau_gap.max --> points, but its step count rests on a timing whose rounds put a Bahdanau step
-# anywhere from 1.02<!-- result: step_cost_bahdanau_rounds.min --> to 2.06<!-- result:
+# anywhere from 1.07<!-- result: step_cost_bahdanau_rounds.min --> to 2.11<!-- result:
 # step_cost_bahdanau_rounds.max --> Transformer steps (the median set it), and its score climbs steeply with
 # each step at this budget (the curves): another run can give it noticeably fewer steps and a much lower
 # score, so the book does not claim that order. How the three compare after a longer budget,
 # and whether the order then changes, is not measured here: three seeds of a budget several times longer
 # would not fit in this chapter's running time. Nor does this run show attention's advantage on long
 # sentences: after this budget no model translates them well (over 20 words: the fixed-context RNN
-# 0%<!-- result: rnn_fixed_em_over_20 -->, the Bahdanau RNN 0.85<!-- result: rnn_bahdanau_em_over_20.min
-# -->–4.24%<!-- result: rnn_bahdanau_em_over_20.max -->, the Transformer
+# 0%<!-- result: rnn_fixed_em_over_20 -->, the Bahdanau RNN 0.00<!-- result: rnn_bahdanau_em_over_20.min
+# -->–3.39%<!-- result: rnn_bahdanau_em_over_20.max -->, the Transformer
 # 6.36<!-- result: tf_short_em_over_20.min -->–13.56%<!-- result: tf_short_em_over_20.max -->).
 # Chapter 02 measured that advantage at its own budget; the full run of section 5, with its longer budget,
 # shows what a Transformer reaches given time: 99.7%<!-- result: test_em --> exact match.
@@ -875,7 +875,7 @@ assert sum(beam_gain) > 0  # on average over the seeds the beam helps these mode
 #   output length.
 # - At equal measured training time (the time of 270<!-- result: tf_budget_steps --> Transformer steps, three
 #   seeds) the Transformer is far ahead of chapter 02's RNNs: 63.2<!-- result: tf_short_em.min -->–67.1%<!-- result: tf_short_em.max --> exact match against at
-#   most 39.2%<!-- result: rnn_bahdanau_em.max -->. That says which model learns fastest, not which ends best:
+#   most 32.0%<!-- result: rnn_bahdanau_em.max -->. That says which model learns fastest, not which ends best:
 #   longer budgets were not run three times here.
 #
 # Next: chapter 12 keeps the same blocks and changes only the masks, to get BERT-style and GPT-style models.

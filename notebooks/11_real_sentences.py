@@ -988,3 +988,59 @@ print(f"\nbaseline, seed 0: {exact} of {len(refs)} test sentences translated exa
 # characters are not known yet, or if the readings were generated and fed back as inputs, as a decoder does.
 #
 # </details>
+
+# %% [markdown]
+# The two run-it exercises below train nothing: they count, on the same split, and take a few seconds.
+#
+# **11.5** Section 2's neighbour lookup reads each character by its *previous* character. Is the left
+# neighbour special? `neighbour_polyphone_accuracy` scores the lookup by (neighbour, character) on the test
+# polyphones; run it as it is, then with `side="right"` (the next character instead), and pass the second
+# result.
+
+# %%
+import random
+
+from tformer.book.exercises import check_measured
+
+
+def neighbour_polyphone_accuracy(seed: int = 0, side: str = "left") -> float:
+    """Polyphone accuracy (%) on the test split of the most frequent reading of (neighbour, character) in
+    training, else of the character alone; the neighbour is the previous (side="left") or the next
+    (side="right") character, punctuation included. Nothing is random: `seed` is unused."""
+    split = split_hsk(load_hsk().sentences)
+
+    def keys(sentence) -> list[tuple[str, str]]:
+        text = f" {sentence.chinese} "  # a space stands for the missing neighbour at either end
+        return [(text[i] if side == "left" else text[i + 2], c) for i, c in enumerate(sentence.chinese) if is_han(c)]
+
+    pairs = defaultdict(Counter)
+    for sentence in split.train:
+        for key, reading in zip(keys(sentence), sentence.pinyin, strict=True):
+            pairs[key][reading] += 1
+    alone = {c: found.most_common(1)[0][0] for c, found in reading_counts(split.train).items()}
+    predictions = [[pairs[k].most_common(1)[0][0] if k in pairs else alone.get(k[1]) for k in keys(sentence)]
+                   for sentence in split.test]  # fmt: skip
+    return 100 * score_readings(predictions, split.test, split.train).polyphone_accuracy
+
+
+measured = None  # replace with your measurement, e.g. neighbour_polyphone_accuracy(side=...)
+if measured is not None:
+    check_measured("11.5", measured)
+
+# %% [markdown]
+# **11.6** The baseline, each character's most frequent reading, is only as good as its counts. Count on a
+# random 5% of the training sentences instead of all of them (`fraction=0.05`) and pass the polyphone
+# accuracy. (The polyphones are still those of the whole training split, so the scores compare.)
+
+# %%
+def frequent_reading_accuracy(seed: int = 0, fraction: float = 1.0) -> float:
+    """Polyphone accuracy (%) on the test split of the most-frequent-reading baseline, counted on a random
+    `fraction` of the training sentences (drawn with `seed`)."""
+    split = split_hsk(load_hsk().sentences)
+    train = random.Random(seed).sample(list(split.train), round(fraction * len(split.train)))
+    return 100 * score_readings(most_frequent_readings(train, split.test), split.test, split.train).polyphone_accuracy
+
+
+measured = None  # replace with your measurement, e.g. frequent_reading_accuracy(seed=0, fraction=...)
+if measured is not None:
+    check_measured("11.6", measured)

@@ -51,7 +51,7 @@ def load_script():
 
 
 # Chapters whose exercise section has its run-it exercises so far (issue 14); the rest follow.
-WITH_RUN_IT = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "12", "13", "14", "15", "16")
+WITH_RUN_IT = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16")
 
 
 @pytest.mark.parametrize("chapter", WITH_RUN_IT)
