@@ -447,12 +447,12 @@ assert poly.low > 100 * baseline.polyphone_accuracy  # every seed beats the cont
 
 # %% [markdown]
 # On every seed, the attention model beats the most frequent reading on polyphones:
-# about 92.4%<!-- result: reader_poly.min --> to 93.0%<!-- result: reader_poly.max --> against
+# about 92.2%<!-- result: reader_poly.min --> to 93.4%<!-- result: reader_poly.max --> against
 # 89.2%<!-- result: baseline_poly -->, at 30<!-- result: read_budget_s --> seconds of training per seed (the
 # exact figures move by a few tenths from run to run, with the steps a loaded machine fits in the budget): on
 # every seed it makes fewer mistakes on the 936<!-- result: num_poly_test --> polyphones than the baseline's
 # 101<!-- result: baseline_errors -->. Over
-# all characters the gain is smaller (96.2%<!-- result: reader_acc.min -->–96.4%<!-- result: reader_acc.max -->
+# all characters the gain is smaller (96.2%<!-- result: reader_acc.min -->–96.5%<!-- result: reader_acc.max -->
 # against 95.2%<!-- result: baseline_acc -->), because most characters have one reading and the lexicon gets
 # them right either way. So context helps, and the model finds some of it by itself. But at this budget it
 # stays *below* both lookups (95.7%<!-- result: neighbour_lookup_poly --> for the previous character,
@@ -953,7 +953,7 @@ print(f"\nbaseline, seed 0: {exact} of {len(refs)} test sentences translated exa
 #   16.6%<!-- result: hsk_word_unseen --> of test words were never seen in training. Reading characters
 #   instead of words keeps the unseen share at 1.2%<!-- result: hsk_char_unseen -->.
 # - Reading aloud needs context for the polyphones: with every character attending to its sentence, a small
-#   encoder reads about 92.4%<!-- result: reader_poly.min -->–93.0%<!-- result: reader_poly.max --> of them right
+#   encoder reads about 92.2%<!-- result: reader_poly.min -->–93.4%<!-- result: reader_poly.max --> of them right
 #   (three seeds, 30<!-- result: read_budget_s --> s each), against 89.2%<!-- result: baseline_poly --> for
 #   the best context-free reading; but counting (previous character, character) pairs gets
 #   95.7%<!-- result: neighbour_lookup_poly --> without any training. On short sentences, one neighbour

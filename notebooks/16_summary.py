@@ -486,27 +486,27 @@ assert depth["acc_pre"] > 95 and depth["grad_ratio_log10"][0] > 3  # every seed:
 #
 # On the running-example translation task chapter 10 gave each model the same measured training time, the
 # time its Transformer takes for 270<!-- result: tf_budget_steps --> steps (each RNN got the steps that fit
-# into it, from step costs timed side by side; 14.5<!-- result: budget_seconds.min -->–22.9<!-- result:
+# into it, from step costs timed side by side; 14.6<!-- result: budget_seconds.min -->–22.5<!-- result:
 # budget_seconds.max --> seconds of CPU time per run), from three seeds each. In that budget the Transformer
 # translates **64.7**<!-- result: em_tf_same_time -->% of the first 1,000 test sentences exactly
 # (63.2<!-- result: em_tf_same_time.min -->–67.1%<!-- result: em_tf_same_time.max --> over the seeds), the
-# fixed-context GRU 8.6<!-- result: em_fixed.min -->–10.8%<!-- result: em_fixed.max --> and the GRU with
-# Bahdanau attention 30.2<!-- result: em_bahdanau.min -->–39.2%<!-- result: em_bahdanau.max -->: the
+# fixed-context GRU 5.9<!-- result: em_fixed.min -->–7.7%<!-- result: em_fixed.max --> and the GRU with
+# Bahdanau attention 25.0<!-- result: em_bahdanau.min -->–32.0%<!-- result: em_bahdanau.max -->: the
 # Transformer is ahead of both for 3<!-- result: em_tf_ahead_seeds --> of the 3 seeds, by more than ten
 # points. (The GRUs' seeds disagree too much for a mean, so only their ranges are quoted.) Part of the lead is
-# the price of a step: a Bahdanau step costs 1.25<!-- result: step_cost_bahdanau --> Transformer steps,
+# the price of a step: a Bahdanau step costs 1.29<!-- result: step_cost_bahdanau --> Transformer steps,
 # because its decoder loops over the target words, so in the same seconds the Transformer takes more steps.
 # Not all of it: after no more steps than the Bahdanau GRU's whole run the Transformer already translates
-# 47<!-- result: tf_val_em_fewer_steps.min -->–59%<!-- result: tf_val_em_fewer_steps.max --> of chapter 10's
-# 100 validation sentences, the Bahdanau GRU after all its steps 27<!-- result: bahdanau_val_em.min -->–36%<!--
+# 49<!-- result: tf_val_em_fewer_steps.min -->–54%<!-- result: tf_val_em_fewer_steps.max --> of chapter 10's
+# 100 validation sentences, the Bahdanau GRU after all its steps 23<!-- result: bahdanau_val_em.min -->–33%<!--
 # result: bahdanau_val_em.max -->.
 #
 # That is a statement about this budget, nothing more. At its end the two GRUs are still low; in this
 # run the attention GRU is ahead of the fixed-context one for 3<!-- result: em_bahdanau_ahead_seeds --> of
-# the 3 seeds, by 19.9<!-- result: em_bahdanau_gap.min -->–30.6<!-- result: em_bahdanau_gap.max --> points,
+# the 3 seeds, by 18.1<!-- result: em_bahdanau_gap.min -->–26.0<!-- result: em_bahdanau_gap.max --> points,
 # but its share of steps rests on a noisy timing and its score climbs steeply with steps, so chapter 10 does
 # not claim that order. Few sentences over 20 words come out right (fixed context
-# **0**<!-- result: em_fixed_over_20 -->%, attention 0.85<!-- result: em_bahdanau_over_20.min -->–4.24%<!--
+# **0**<!-- result: em_fixed_over_20 -->%, attention 0.00<!-- result: em_bahdanau_over_20.min -->–3.39%<!--
 # result: em_bahdanau_over_20.max -->, Transformer
 # 6.36<!-- result: em_tf_short_over_20.min -->–13.56%<!-- result: em_tf_short_over_20.max -->). It says which
 # model learns fastest here, not which ends best: longer budgets were not run three times. Given its full
@@ -589,7 +589,7 @@ _ = quote("llama_gqa_mib", "14_new_problems", "llama_gqa_mib")
 #   longest bucket to 82<!-- result: attn_long -->%: at that budget the short path, not the Transformer as
 #   such, is what rescues the long sentences. Chapter 10's equal-time comparison cannot add to this: at the
 #   end of its budget the GRUs, with attention or without, translate at most
-#   4.24%<!-- result: em_bahdanau_over_20.max --> of the sentences over 20 words, so it shows how fast each
+#   3.39%<!-- result: em_bahdanau_over_20.max --> of the sentences over 20 words, so it shows how fast each
 #   model learns, not what the path allows.
 # - **Residual connections are short paths through depth.** In a 16-layer stack, residual connections
 #   carry a first-layer gradient 10^4.5<!-- result: depth_grad_ratio_log10.min -->–10^6.9<!-- result:
@@ -612,11 +612,11 @@ _ = quote("llama_gqa_mib", "14_new_problems", "llama_gqa_mib")
 #   machine's matrix-multiply rate. Where the chain's cost would dominate is parallel hardware; the book
 #   expects it there but has not measured it (run chapters 01 and 13 on a GPU).
 # - **At equal time on this CPU, the winner depends on the task.** In translation the attention GRU must run
-#   its decoder one target word at a time (a step of it costs 1.25<!-- result: step_cost_bahdanau -->
+#   its decoder one target word at a time (a step of it costs 1.29<!-- result: step_cost_bahdanau -->
 #   Transformer steps), while the Transformer's decoder, with teacher forcing, trains every target position
 #   of a batch at once. Given the same training time each, the Transformer translates
 #   63.2<!-- result: em_tf_same_time.min -->–67.1%<!-- result: em_tf_same_time.max --> of the test sentences
-#   exactly and the GRUs at most 39.2%<!-- result: em_bahdanau.max -->, for every seed (ch 10). For
+#   exactly and the GRUs at most 32.0%<!-- result: em_bahdanau.max -->, for every seed (ch 10). For
 #   next-character prediction over 64-character windows, where torch runs the whole LSTM recurrence in one
 #   fused kernel, the LSTM wins instead, for every seed: given the time of
 #   330<!-- result: lm_tf_steps --> Transformer steps each (25.3<!-- result: lm_tf_seconds --> s of CPU time) it reaches
