@@ -570,7 +570,7 @@ ffn_params = sum(p.numel() for p in FeedForward(512, 2048).parameters())
 ffn_share = results.record("ffn_share", 100 * ffn_params / (attention_params + ffn_params))
 # The whole base model (6 + 6 layers), with the paper's shared 37,000-token vocabulary whose one embedding
 # matrix also serves as the output layer (Vaswani et al. 2017, §3.4, §5.1); built on the meta device (no memory).
-base = torch.nn.Transformer(512, 8, 6, 6, 2048, device="meta")
+base = torch.nn.Transformer(512, 8, 6, 6, 2048, batch_first=True, device="meta")  # batch_first: no nested-tensor warning
 base_all = sum(p.numel() for p in base.parameters()) + 37_000 * 512
 ffn_all = 12 * ffn_params
 print(f"whole base model {results.record('base_all_m', base_all / 1e6):.1f} M parameters, its 12 FFNs "
@@ -968,17 +968,17 @@ print(f"median: {cost_2024:.2f}; "
 
 # %% [markdown]
 # In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block, the 2024 block reaches
-# **1.78**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
-# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.51**<!-- result: race_gap.min -->–**0.55**<!--
+# **1.76**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
+# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.54**<!-- result: race_gap.min -->–**0.58**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
 # block. The curves show how the gap opens: the 2017-style block flattens near the bigram level while the
 # 2024 block keeps falling. At half the budget the two stood at
-# **2.29**<!-- result: race_half_2024 --> (2024) and **2.44**<!-- result: race_half_2017 --> (2017-style).
+# **2.27**<!-- result: race_half_2024 --> (2024) and **2.44**<!-- result: race_half_2017 --> (2017-style).
 # The 2024 block is the *slower* model here: one of its steps costs
-# 1.16<!-- result: race_step_cost_rounds.min -->–1.39<!-- result: race_step_cost_rounds.max --> steps of the
+# 1.03<!-- result: race_step_cost_rounds.min -->–1.49<!-- result: race_step_cost_rounds.max --> steps of the
 # 2017 block in the timing rounds (their median set its steps), so it took
-# **159**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
-# step count the 2017-style runs stood at **2.39**<!-- result: race_2017_at_2024_steps --> nats per
+# **164**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
+# step count the 2017-style runs stood at **2.36**<!-- result: race_2017_at_2024_steps --> nats per
 # character (mean). And it caches half as many bytes per token.
 #
 # That slowness belongs to these implementations more than to the architecture. Counted from its weight
