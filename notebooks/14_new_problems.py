@@ -430,9 +430,9 @@ for n in n_lin:
     times_lin["softmax attention"].append(timed(partial(scaled_dot_product_attention, q_t, k_t, v_t)))
     times_lin["linear attention"].append(timed(partial(linear_attention, q_t, k_t, v_t)))
 # Fit regions: linear attention once its n·Dh² work outweighs fixed per-call overhead (the largest three n);
-# softmax attention from 256 to 1024 on a CPU (from 2048 its n × n scores, 16 MiB and more, leave the
-# caches of most CPUs and each doubling costs more than ×4, see below), from 2048 on a GPU.
-fit = {"softmax attention": [i for i, n in enumerate(n_lin) if (n >= 2048 if BIG else n <= 1024)],
+# softmax attention from 256 to 2048 on a CPU (256–1024 alone gave 1.70 with two notebooks sharing the
+# machine; the last doubling, to 4096, costs more than ×4, see below), from 2048 on a GPU.
+fit = {"softmax attention": [i for i, n in enumerate(n_lin) if (n >= 2048 if BIG else n <= 2048)],
        "linear attention": list(range(len(n_lin)))[-3:]}
 slopes_lin = {name: loglog_slope([n_lin[i] for i in fit[name]], [t[i] for i in fit[name]])
               for name, t in times_lin.items()}
@@ -968,17 +968,17 @@ print(f"median: {cost_2024:.2f}; "
 
 # %% [markdown]
 # In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block, the 2024 block reaches
-# **1.76**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
-# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.54**<!-- result: race_gap.min -->–**0.58**<!--
+# **1.81**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
+# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.49**<!-- result: race_gap.min -->–**0.53**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
 # block. The curves show how the gap opens: the 2017-style block flattens near the bigram level while the
 # 2024 block keeps falling. At half the budget the two stood at
-# **2.27**<!-- result: race_half_2024 --> (2024) and **2.44**<!-- result: race_half_2017 --> (2017-style).
+# **2.31**<!-- result: race_half_2024 --> (2024) and **2.44**<!-- result: race_half_2017 --> (2017-style).
 # The 2024 block is the *slower* model here: one of its steps costs
-# 1.03<!-- result: race_step_cost_rounds.min -->–1.49<!-- result: race_step_cost_rounds.max --> steps of the
+# 1.14<!-- result: race_step_cost_rounds.min -->–1.39<!-- result: race_step_cost_rounds.max --> steps of the
 # 2017 block in the timing rounds (their median set its steps), so it took
-# **164**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
-# step count the 2017-style runs stood at **2.36**<!-- result: race_2017_at_2024_steps --> nats per
+# **154**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
+# step count the 2017-style runs stood at **2.39**<!-- result: race_2017_at_2024_steps --> nats per
 # character (mean). And it caches half as many bytes per token.
 #
 # That slowness belongs to these implementations more than to the architecture. Counted from its weight
