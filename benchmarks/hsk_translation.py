@@ -1,6 +1,6 @@
 """English → Chinese on the HSK sentences: a word-level baseline and the paper's training tricks, one at a time.
 
-    flock /tmp/cpu2.lock env OMP_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python benchmarks/hsk_translation.py
+    OMP_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python benchmarks/hsk_translation.py
     ... --budget 3 --out /tmp/quick.json          # a quick end-to-end check (3 CPU seconds per run)
 
 Chapter 11, §4, reads the JSON this writes (``tformer/book/benchmarks/hsk_translation.json``); training 21
