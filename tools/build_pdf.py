@@ -10,7 +10,12 @@ chapter's article on a new page. Every id is prefixed with its chapter and every
 one is rewritten to a same-document anchor, so Chromium writes them as internal PDF links; links to the web stay
 web links; links to pages that are not in the PDF (search, index) become plain text. Chromium opens that page
 offline (every host name unresolvable), lets MathJax finish (``--virtual-time-budget``), and prints it
-(``--print-to-pdf``, no header or footer, a document outline from the headings). The colophon on the title page
+(``--print-to-pdf``, no header or footer, a document outline from the headings). Chromium titles each bookmark
+with the text it painted for the heading, which is not the heading's text: the lines of a wrapped heading are
+joined without a space ("Recurrent networks and" + "the wall they hit" -> "...andthe wall..."), and a heading
+painted on two pages (nearly always one at the top of a page) has one of its lines twice ("RecapRecap"). ``fix_outline`` therefore rewrites every bookmark
+title with the text of its heading in the printed page (the bookmarks' targets, which Chromium gets right, stay).
+The colophon on the title page
 states how many formulas MathJax typeset, counted in the browser after typesetting, and the test compares it with
 the number of formulas in the HTML. Chromium's fontconfig also sees the Noto Sans CJK font shipped by the
 ``mplfonts`` dependency, so Chinese text prints in a real font. pypdf reads the result back to count its pages,
@@ -22,11 +27,13 @@ Exit status 0 on success; 1 with a message when the HTML book or Chromium is mis
 from __future__ import annotations
 
 import argparse
+import io
 import re
 import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +77,15 @@ class PdfError(Exception):
     """A problem reported without a traceback."""
 
 
+@dataclass
+class Joined:
+    """The single printable page: its path, the formulas in it, and its headings (level, text) in document order."""
+
+    page: Path
+    formulas: int
+    headings: list[tuple[int, str]]
+
+
 def chromium() -> str:
     """The Chromium binary's path.
 
@@ -102,8 +118,35 @@ def _rewrite_links(article, stem: str, chapters: set[str]) -> None:
         a["href"] = f"#{page}--{parts.fragment}" if parts.fragment else f"#{page}"
 
 
-def join_book(html_dir: Path) -> tuple[Path, int]:
-    """Write the single printable page into ``html_dir``; return its path and the number of formulas in it.
+def headings(root) -> list[tuple[int, str]]:
+    """(level, text) of every heading under ``root`` in document order, as Chromium's outline sees them: ``<h1>`` to
+    ``<h6>`` and elements with ``role="heading"`` (the contents' "Chapters" caption); the text without Sphinx's
+    "#" permalink, its white space collapsed."""
+    found = []
+    for el in root.find_all(True):
+        if re.fullmatch(r"h[1-6]", el.name):
+            level = int(el.name[1])
+        elif el.get("role") == "heading":
+            level = int(el.get("aria-level", 2))
+        else:
+            continue
+        found.append((level, " ".join(_text_without_permalink(el).split())))
+    return found
+
+
+def _text_without_permalink(heading) -> str:
+    parts = []
+    for string in heading.find_all(string=True):
+        parent = string.parent
+        while parent is not heading and "headerlink" not in (parent.get("class") or []):
+            parent = parent.parent
+        if parent is heading:
+            parts.append(str(string))
+    return "".join(parts)
+
+
+def join_book(html_dir: Path) -> Joined:
+    """Write the single printable page into ``html_dir``; return it with its formula count and headings.
 
     Raises:
         PdfError: if ``html_dir`` holds no built book.
@@ -169,7 +212,7 @@ def join_book(html_dir: Path) -> tuple[Path, int]:
     out.body.append(BeautifulSoup(MATHJAX_REPORT, "html.parser"))
     page = html_dir / PRINT_PAGE
     page.write_text(str(out), encoding="utf-8")
-    return page, len(out.select("span.math, div.math"))
+    return Joined(page, len(out.select("span.math, div.math")), headings(book))
 
 
 def print_pdf(page: Path, pdf: Path, *, budget_ms: int = 60_000, timeout_s: int = 300) -> None:
@@ -203,6 +246,100 @@ def read_pdf(pdf: Path):
 def count_pages(pdf: Path) -> int:
     """The PDF's page count, read back with pypdf (Chromium already set the title from the page's <title>)."""
     return len(read_pdf(pdf).pages)
+
+
+def _squash(text: str) -> str:
+    """The word characters of ``text``, lower case: what a Chromium bookmark title keeps of its heading."""
+    return "".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text))).lower()
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    chars = iter(long)
+    return all(c in chars for c in short)
+
+
+def _painted_from(title: str, heading: str) -> bool:
+    """True when Chromium's bookmark ``title`` can come from ``heading``: the same words, spaces lost at line
+    wraps, at most each line painted twice."""
+    got, want = _squash(title), _squash(heading)
+    return got == want or (len(want) < len(got) <= 2 * len(want) and _is_subsequence(want, got))
+
+
+def _outline_items(outline) -> list:
+    """The outline's items (pypdf dictionaries) in document order: each item, then its children."""
+    items, item = [], outline.get("/First")
+    while item is not None:
+        item = item.get_object()
+        items.append(item)
+        items.extend(_outline_items(item))
+        item = item.get("/Next")
+    return items
+
+
+def fix_outline(pdf: Path, heading_list: list[tuple[int, str]]) -> list[str]:
+    """Rewrite the bookmark titles of ``pdf`` with their headings' text, appended as an incremental update.
+
+    Bookmarks and headings are matched in document order; a heading Chromium did not bookmark (one not printed,
+    such as inside a closed toggle) is skipped. Returns the titles of the bookmarks no heading matched (left as
+    Chromium wrote them).
+    """
+    from pypdf.generic import NameObject, TextStringObject
+
+    reader = read_pdf(pdf)
+    outline = reader.root_object.get("/Outlines")
+    unmatched: list[str] = []
+    changed = []
+    next_heading = 0
+    for item in _outline_items(outline.get_object()) if outline is not None else []:
+        title = str(item.get("/Title", ""))
+        match = next((i for i in range(next_heading, len(heading_list))
+                      if _painted_from(title, heading_list[i][1])), None)
+        if match is None:
+            unmatched.append(title)
+            continue
+        next_heading = match + 1
+        if heading_list[match][1] != title:
+            item[NameObject("/Title")] = TextStringObject(heading_list[match][1])
+            changed.append(item)
+    if changed:
+        _append_update(pdf, reader, changed)
+    return unmatched
+
+
+def _append_update(pdf: Path, reader, objects: list) -> None:
+    """Append new versions of ``objects`` (dictionaries read from ``pdf``) as a PDF incremental update: the
+    objects, a cross-reference section for them and a trailer pointing back at Chromium's (``/Prev``). pypdf's
+    own incremental writer hashes all of the book's ~100,000 objects first, which takes half a minute."""
+    with open(pdf, "rb") as f:
+        f.seek(0, 2)
+        base = f.tell()
+        f.seek(max(0, base - 1024))
+        tail = f.read()
+    prev = re.search(rb"startxref\s+(\d+)\s+%%EOF\s*$", tail)
+    if prev is None:
+        raise PdfError(f"{pdf}: no startxref at the end; cannot append the retitled bookmarks")
+    update = io.BytesIO()
+    update.write(b"" if tail.endswith(b"\n") else b"\n")
+    offsets = {}
+    for obj in sorted(objects, key=lambda o: o.indirect_reference.idnum):
+        ref = obj.indirect_reference
+        offsets[ref.idnum] = (base + update.tell(), ref.generation)
+        update.write(f"{ref.idnum} {ref.generation} obj\n".encode())
+        obj.write_to_stream(update)
+        update.write(b"\nendobj\n")
+    xref = base + update.tell()
+    update.write(b"xref\n")
+    for number, (offset, generation) in offsets.items():
+        update.write(f"{number} 1\n{offset:010d} {generation:05d} n \n".encode())
+    root, info = reader.trailer.raw_get("/Root"), reader.trailer.get("/Info")
+    size = max(int(reader.trailer["/Size"]), max(offsets) + 1)
+    refs = f"/Root {root.idnum} {root.generation} R"
+    if info is not None:
+        info = reader.trailer.raw_get("/Info")
+        refs += f" /Info {info.idnum} {info.generation} R"
+    update.write(f"trailer\n<< /Size {size} {refs} /Prev {int(prev[1])} >>\nstartxref\n{xref}\n%%EOF\n".encode())
+    with open(pdf, "ab") as f:
+        f.write(update.getvalue())
 
 
 # ------------------------------------------------------------------------------------------------ missing glyphs
@@ -366,17 +503,21 @@ def missing_glyphs(pdf) -> tuple[int, list[MissingGlyph]]:
 
 
 def build(html_dir: Path, pdf: Path) -> tuple[int, int]:
-    """Print the HTML book in ``html_dir`` to ``pdf``; return (pages, formulas in the HTML).
+    """Print the HTML book in ``html_dir`` to ``pdf`` and title its bookmarks; return (pages, formulas in the HTML).
 
     Raises:
         PdfError: on a missing book or Chromium, or a failed print.
     """
-    page, formulas = join_book(html_dir)
+    joined = join_book(html_dir)
     try:
-        print_pdf(page, pdf)
+        print_pdf(joined.page, pdf)
     finally:
-        page.unlink(missing_ok=True)
-    return count_pages(pdf), formulas
+        joined.page.unlink(missing_ok=True)
+    unmatched = fix_outline(pdf, joined.headings)
+    if unmatched:
+        print(f"build_pdf: warning: {len(unmatched)} bookmarks match no heading and keep Chromium's title: "
+              f"{unmatched[:5]}", file=sys.stderr)
+    return count_pages(pdf), joined.formulas
 
 
 def main(argv: list[str] | None = None) -> int:

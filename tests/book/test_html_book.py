@@ -7,7 +7,8 @@ mapped to "not found", so anything fetched from the web would fail; they are ski
 is found. Environment:
 
 - ``TFORMER_NOTEBOOKS``: notebook folder to build from (default ``notebooks/``).
-- ``TFORMER_SCREENSHOTS=1``: also save ``docs/screenshot_contents.png`` and ``docs/screenshot_chapter05.png``.
+- ``TFORMER_SCREENSHOTS=1``: also save ``docs/screenshot_contents.png`` (as tall as the whole list of chapters)
+  and ``docs/screenshot_chapter05.png``.
 - ``TFORMER_HTML_ALL_PAGES=1``: check the maths on every chapter page, not only chapter 05 (or the first).
 """
 
@@ -109,6 +110,23 @@ def _feature_page(book: Path) -> Path:
     """Chapter 05's page when there is one, otherwise the first chapter's."""
     fives = [p for p in _chapter_pages(book) if p.name.startswith("05_")]
     return fives[0] if fives else _chapter_pages(book)[0]
+
+
+# A markdown heading commented out in a code cell: a jupytext cell whose "# %% [markdown]" marker is missing.
+HEADING_IN_CODE = re.compile(r"^# #{1,6} \S.*$", re.MULTILINE)
+
+
+def test_no_markdown_heading_is_left_in_a_code_cell() -> None:
+    """A "# ## ..." line in a code cell is a section whose markdown cell lost its marker: the book would show it as
+    a comment in the code, and the HTML's contents sidebar and the PDF's outline would miss the section."""
+    found = [
+        (notebook.name, line)
+        for notebook in CHAPTERS
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        if cell["cell_type"] == "code"
+        for line in HEADING_IN_CODE.findall("".join(cell["source"]))
+    ]
+    assert not found, f"markdown headings inside code cells (add '# %% [markdown]' above them in the .py): {found}"
 
 
 def test_contents_page_links_every_chapter_in_order(book: Path) -> None:
@@ -248,13 +266,47 @@ def _assert_not_blank(png: Path) -> None:
     assert hi - lo > 100, f"{png}: screenshot is blank"
 
 
+# A script added to a copy of the contents page: after load it records, on <body>, how far down (px) the chapter
+# links reach in the article and in the sidebar (laid out in full there even where the sidebar scrolls).
+_CONTENTS_PROBE = """<script>window.addEventListener("load", () => {
+  const bottom = (selector) => Math.max(0, ...Array.from(document.querySelectorAll(selector),
+    (el) => el.getBoundingClientRect().bottom + window.scrollY));
+  document.body.setAttribute("data-contents", JSON.stringify({
+    links: document.querySelectorAll("article a.reference.internal").length,
+    article: bottom("article a.reference.internal"),
+    sidebar: bottom(".bd-sidebar-primary a.reference.internal"),
+  }));
+});</script>"""
+SCREENSHOT_WIDTH = 1280
+
+
+def _contents_bottom(book: Path, env: dict[str, str]) -> int:
+    """How far down (px) the contents page's chapter list reaches, in the article or in the sidebar."""
+    index = book / "index.html"
+    probe = index.with_name(f"_contents_probe_{os.getpid()}.html")
+    probe.write_text(index.read_text(encoding="utf-8").replace("</body>", _CONTENTS_PROBE + "</body>"),
+                     encoding="utf-8")
+    try:
+        dom = _run_chromium(env, f"--window-size={SCREENSHOT_WIDTH},900", "--dump-dom", probe.as_uri())
+    finally:
+        probe.unlink()
+    found = BeautifulSoup(dom, "html.parser").body.get("data-contents")
+    assert found is not None, "index.html: the contents probe did not run"
+    reach = json.loads(found)
+    assert reach["links"] >= len(CHAPTERS), f"index.html: {reach['links']} chapter links for {len(CHAPTERS)} chapters"
+    return int(max(reach["article"], reach["sidebar"]))
+
+
 @pytest.mark.skipif(
     os.environ.get("TFORMER_SCREENSHOTS") != "1", reason="set TFORMER_SCREENSHOTS=1 to save them"
 )
 def test_screenshots_for_the_readme(book: Path, browser_env: dict[str, str]) -> None:
     DOCS.mkdir(exist_ok=True)
     shots = [
-        (book / "index.html", DOCS / "screenshot_contents.png", "1280,900"),
+        # Tall enough for every chapter, in the article and in the sidebar (which scrolls on its own), and for the
+        # page's footer (about 80 px at the bottom of the window) below them.
+        (book / "index.html", DOCS / "screenshot_contents.png",
+         f"{SCREENSHOT_WIDTH},{_contents_bottom(book, browser_env) + 120}"),
         (_feature_page(book), DOCS / "screenshot_chapter05.png", "1280,1800"),
     ]
     for page, png, size in shots:
@@ -262,6 +314,20 @@ def test_screenshots_for_the_readme(book: Path, browser_env: dict[str, str]) -> 
         _run_chromium(browser_env, f"--window-size={size}", f"--screenshot={png}", page.as_uri())
         assert png.is_file(), f"no screenshot written for {page.name}"
         _assert_not_blank(png)
+
+
+def test_readme_contents_screenshot_shows_every_chapter(book: Path, browser_env: dict[str, str]) -> None:
+    """docs/screenshot_contents.png is as tall as the chapter list is now (make screenshots refreshes it; this test
+    comes after the one that does, so it checks the fresh picture there)."""
+    from PIL import Image
+
+    needed = _contents_bottom(book, browser_env)
+    with Image.open(DOCS / "screenshot_contents.png") as im:
+        size = im.size
+    assert size[0] == SCREENSHOT_WIDTH and size[1] >= needed, (
+        f"docs/screenshot_contents.png is {size[0]}x{size[1]} px; the chapter list reaches down to {needed} px"
+        f" at {SCREENSHOT_WIDTH} px wide (make screenshots)"
+    )
 
 
 # A script added to a copy of a page: after load it records, on <body>, every code or output block whose content

@@ -6,6 +6,12 @@ test_html_book.py), otherwise from a fresh build of the stored notebooks. Under 
 print through a lock file in the session's temporary root. pypdf reads it back. Skipped when no Chromium binary is
 found (Debian's ``chromium`` package prints the book) or there are no chapter notebooks.
 
+The outline is compared with the headings of each chapter's markdown cells in the stored notebook, not with the
+HTML, so a heading that never became one (a "## ..." line left in a code cell by a missing ``# %% [markdown]``
+marker) shows up as a missing bookmark. Titles must be the headings' text exactly: Chromium's own titles join
+wrapped lines without a space and repeat a line of a heading that starts a page, which ``build_pdf.fix_outline``
+corrects.
+
 The missing-glyph check (``build_pdf.missing_glyphs``) reads the glyph ids Chromium writes: a character that no
 installed font has is printed as glyph 0, ``.notdef``, an empty box. ``test_the_glyph_check_finds_characters_no_font_has``
 proves it can fail, on a small page holding characters from blocks no installed font covers.
@@ -14,6 +20,7 @@ proves it can fail, on a small page holding characters from blocks no installed 
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
 import re
@@ -110,6 +117,61 @@ def printed(tmp_path_factory: pytest.TempPathFactory) -> Printed:
     return Printed(pdf, build_pdf.read_pdf(pdf), found["html_formulas"], found["seconds"])
 
 
+# A markdown heading commented out in a code cell: what a jupytext cell without its "# %% [markdown]" marker holds.
+HEADING_IN_CODE = re.compile(r"^# (#{1,6}) (\S.*)$", re.MULTILINE)
+
+
+def _notebook_headings(notebook: Path) -> list[tuple[int, str]]:
+    """(level, text) of every heading in a notebook, as the book should print it: markdown-it (the parser MyST
+    uses) finds the headings of markdown cells and drops their markup, docutils' smartquotes curls quotes as
+    Sphinx does. A "# ## title" line in a code cell counts too (see HEADING_IN_CODE): the book must show it as a
+    heading, so the cell has to become markdown."""
+    from docutils.utils.smartquotes import smartyPants
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark")
+    found = []
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code":
+            source = "\n".join(f"{m[1]} {m[2]}" for m in HEADING_IN_CODE.finditer(source))
+        elif cell["cell_type"] != "markdown":
+            continue
+        tokens = parser.parse(source)
+        for opening, inline in itertools.pairwise(tokens):
+            if opening.type == "heading_open":
+                text = "".join(c.content for c in inline.children if c.type in {"text", "code_inline"})
+                found.append((int(opening.tag[1]), " ".join(smartyPants(text, "qDe", "en").split())))
+    return found
+
+
+def _outline(printed: Printed) -> list[tuple[int, str, int]]:
+    """(depth, title, 0-based page) of every bookmark in document order; depth 1 is the top level."""
+    reader = printed.reader
+    found: list[tuple[int, str, int]] = []
+
+    def walk(items: list, depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+            else:
+                found.append((depth, str(item.title), reader.get_destination_page_number(item)))
+
+    walk(reader.outline, 1)
+    return found
+
+
+def _outline_by_chapter(printed: Printed) -> list[tuple[str, list[tuple[int, str]]]]:
+    """Each top-level bookmark after the title page and Contents, with the (depth, title) of the bookmarks under it."""
+    chapters: list[tuple[str, list[tuple[int, str]]]] = []
+    for depth, title, _ in _outline(printed)[2:]:
+        if depth == 1:
+            chapters.append((title, []))
+        elif chapters:
+            chapters[-1][1].append((depth, title))
+    return chapters
+
+
 def _chapter_titles() -> list[str]:
     return [
         build_book.chapter_title(json.loads(p.read_text(encoding="utf-8")), p.name) for p in html_book.CHAPTERS
@@ -176,6 +238,40 @@ def test_outline_lists_title_contents_and_every_chapter_in_order(printed: Printe
     assert starts == sorted(starts) and len(set(starts[1:])) == len(starts) - 1, (
         f"chapters must start on their own pages, in order: {starts}"
     )
+
+
+def test_outline_titles_are_the_book_and_chapter_titles_exactly(printed: Printed) -> None:
+    titles = [title for title, _ in _top_level_outline(printed)]
+    expected = [build_book.BOOK_TITLE, "Contents"]
+    expected += [next(text for level, text in _notebook_headings(p) if level == 1) for p in html_book.CHAPTERS]
+    assert titles == expected, (
+        f"top-level bookmarks differ from the titles (bookmark, title): "
+        f"{[(t, e) for t, e in zip(titles, expected, strict=False) if t != e] or (titles, expected)}"
+    )
+
+
+def test_no_bookmark_repeats_its_text(printed: Printed) -> None:
+    doubled = [title for _, title, _ in _outline(printed) if re.search(r"(\w{4,})\1", _squash(title))]
+    assert not doubled, f"bookmarks with a run of text printed twice (a heading painted on two pages): {doubled}"
+
+
+def test_every_chapter_bookmarks_its_sections_in_order(printed: Printed) -> None:
+    """Under each chapter's bookmark: every heading of its markdown below the title, at its level, in order."""
+    wrong = []
+    for notebook, (chapter, got) in zip(html_book.CHAPTERS, _outline_by_chapter(printed), strict=True):
+        expected = [(level, text) for level, text in _notebook_headings(notebook) if level > 1]
+        if got != expected:
+            missing = [h for h in expected if h not in got]
+            extra = [h for h in got if h not in expected]
+            wrong.append(f"{notebook.name} ({chapter!r}): missing {missing}, not headings {extra}"
+                         if missing or extra else f"{notebook.name}: order {got} against {expected}")
+    assert not wrong, "the outline differs from the chapters' headings (level, text):\n" + "\n".join(wrong)
+
+
+def test_bookmarks_point_to_pages_in_reading_order(printed: Printed) -> None:
+    outline = _outline(printed)
+    backwards = [(title, page + 1) for (_, _, before), (_, title, page) in itertools.pairwise(outline) if page < before]
+    assert not backwards, f"bookmarks pointing before the bookmark above them (title, page): {backwards}"
 
 
 def test_contents_page_lists_every_chapter_in_order(printed: Printed) -> None:
