@@ -178,6 +178,7 @@ def batches_for(seed):
     )
 
 
+# %% [markdown]
 # ## 3. The fixed context vector, measured
 #
 # Now the honest model: same architecture, trained with the shift for 200 steps, three times with three
@@ -236,6 +237,7 @@ for row, accs in zip(fixed_buckets[0], fixed_acc, strict=True):
     print(f"{row.label:>12} {row.count:>9} {spread(accs):>30}")
 assert all(b[0].accuracy > b[-1].accuracy + 0.2 for b in fixed_buckets)  # falls with length, in every seed
 
+# %% [markdown]
 # ## 4. Bahdanau attention: let the writer look back
 #
 # Bahdanau, Cho & Bengio (2015) kept the encoder and decoder and changed one thing: instead of the same
