@@ -2,6 +2,7 @@
 
     OMP_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python benchmarks/hsk_translation.py
     ... --budget 3 --out /tmp/quick.json          # a quick end-to-end check (3 CPU seconds per run)
+    ... --arms bpe tied --long-budget 0 --update  # rerun two arms, keep the others' runs in the file
 
 Chapter 11, §4, reads the JSON this writes (``tformer/book/benchmarks/hsk_translation.json``); training 21
 translators takes about twenty minutes of one CPU thread, more than the chapter may spend, so the numbers ship.
@@ -20,7 +21,8 @@ curves), the test split is reported. English is lower-cased.
   smoothing, untied embeddings, Adam (0.9, 0.98) with a linear warm-up over the first 5% of the budget to the
   peak learning rate and a linear decay to zero at the budget's end.
 - each trick added alone to the baseline: ``bpe`` (one sentencepiece BPE vocabulary shared by both languages,
-  trained on the training split), ``smoothing`` (label smoothing 0.1, Vaswani et al. 2017 §5.4), ``dropout``
+  trained on the training split, without NFKC normalisation so that it writes the references' full-width
+  punctuation), ``smoothing`` (label smoothing 0.1, Vaswani et al. 2017 §5.4), ``dropout``
   (0.1, §5.4), ``tied`` (``bpe`` plus one matrix for both embeddings and the output layer, §3.4; its control is
   ``bpe``), ``noam`` (the paper's schedule, §5.3, Eq. 3: the same warm-up steps and peak, then 1/√step instead
   of a linear decay to zero);
@@ -81,7 +83,8 @@ class Side:
             self.tgt_vocab = Vocab.build(list(s.chinese) for s in split.train)
         else:
             text = [s.english.lower() for s in split.train] + [s.chinese for s in split.train]
-            self.bpe = SubwordTokenizer.train(text, bpe_size)
+            # identity: keep the full-width ，and ？ the references use (NFKC, the default, makes them ASCII)
+            self.bpe = SubwordTokenizer.train(text, bpe_size, normalization="identity")
             self.src_vocab = self.tgt_vocab = self.bpe.vocab()
 
     def source(self, english: str) -> list[str]:
@@ -261,7 +264,10 @@ def main(argv: list[str]) -> None:
     p.add_argument("--long-budget", type=float, default=150.0,
                    help="one more baseline run (first seed) this long, for the over-fitting curve (0: none)")
     p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--update", action="store_true",
+                   help="rerun only --arms and merge them into --out's other arms (their runs kept as they are)")
     args = p.parse_args(argv)
+    previous = json.loads(args.out.read_text(encoding="utf-8")) if args.update else None
     torch.set_num_threads(1)
     MODEL.update(d_model=args.d_model, d_ff=4 * args.d_model)
     corpus = load_hsk()
@@ -275,8 +281,10 @@ def main(argv: list[str]) -> None:
             base_steps = round(sum(r["steps"] for r in runs.get("baseline", [])) / max(1, len(runs.get("baseline", []))))
             base_steps = base_steps or 1000
         runs[arm] = [run(arm, seed, side, split, args, base_steps) for seed in args.seeds]
-    overfit = None
-    if args.long_budget:
+    overfit = previous["overfit"] if previous else None
+    if previous:  # the arms not rerun keep their runs, in the file's order
+        runs = {arm: runs.get(arm, records) for arm, records in previous["runs"].items()} | runs
+    if args.long_budget and not args.update:
         long_args = argparse.Namespace(**{**vars(args), "budget": args.long_budget, "evals": 10, "long": True})
         overfit = run("baseline", args.seeds[0], words, split, long_args, None)
         overfit.pop("test_hypotheses", None)
@@ -301,6 +309,7 @@ def main(argv: list[str]) -> None:
                        "benchmarks/hsk_translation.py",
         "command": "OMP_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python benchmarks/hsk_translation.py "
                    + " ".join(argv),
+        "earlier_commands": ([previous["command"], *previous.get("earlier_commands", [])] if previous else []),
         "data": {"source": corpus.source, "train": len(split.train), "validation": len(split.validation),
                  "test": len(split.test)},
         "settings": {"budget_cpu_s": args.budget, "seeds": args.seeds, "model": MODEL, "rnn": RNN, "lr": args.lr,

@@ -18,12 +18,13 @@ from collections.abc import Iterable, Sequence
 
 import sentencepiece as spm
 
-from tformer._checks import check_int, check_number, check_strs
+from tformer._checks import check_choice, check_int, check_number, check_strs
 from tformer.data.text import Vocab
 
 __all__ = ["SubwordTokenizer"]
 
 
+NORMALIZATIONS = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")  # sentencepiece's built-in rules
 MAX_SENTENCE_BYTES = 4192  # sentencepiece's default max_sentence_length: longer sentences it skips in training
 
 
@@ -31,10 +32,13 @@ class SubwordTokenizer:
     """A trained sentencepiece BPE model: text → pieces → text.
 
     Build one with :meth:`train`; ``decode(encode(text)) == text`` for text made of characters seen in training,
-    up to sentencepiece's normaliser: it applies Unicode NFKC (full-width ``Ａ``, ``１`` and ``，`` come back as
-    ``A``, ``1`` and ``,``; ligatures such as ``ﬁ`` are split), turns tabs and newlines into spaces, collapses runs
-    of them to one space and drops leading and trailing whitespace (``decode(encode(" a\tb\n")) == "a b"``).
-    So the round trip is exact for NFKC-normalised text with single spaces.
+    up to sentencepiece's normaliser. By default (``normalization="nmt_nfkc"``, sentencepiece's own default) it
+    applies Unicode NFKC (full-width ``Ａ``, ``１`` and ``，`` come back as ``A``, ``1`` and ``,``; ligatures such as
+    ``ﬁ`` are split); with ``normalization="identity"`` characters are kept as they are, which matters when the
+    output is scored against text that uses full-width punctuation (Chinese ``，`` and ``？``). Either way it turns
+    tabs and newlines into spaces, collapses runs of them to one space and drops leading and trailing whitespace
+    (``decode(encode(" a\tb\n")) == "a b"``). So the round trip is exact for text with single spaces (and, by
+    default, NFKC-normalised).
 
     Args:
         model_proto: a serialised sentencepiece model (what :meth:`train` produces; store it to reload).
@@ -59,24 +63,33 @@ class SubwordTokenizer:
 
     @classmethod
     def train(
-        cls, sentences: Iterable[str], vocab_size: int, *, character_coverage: float = 1.0
+        cls,
+        sentences: Iterable[str],
+        vocab_size: int,
+        *,
+        character_coverage: float = 1.0,
+        normalization: str = "nmt_nfkc",
     ) -> SubwordTokenizer:
         """Learn at most ``vocab_size`` BPE pieces (single characters included) from ``sentences``, in memory.
 
         One thread, so the same sentences always give the same pieces. ``character_coverage`` is the share of
-        the characters kept as pieces (1.0: all; sentencepiece suggests 0.9995 for large Chinese corpora). The
-        vocabulary may come out smaller than ``vocab_size`` on a small corpus.
+        the characters kept as pieces (1.0: all; sentencepiece suggests 0.9995 for large Chinese corpora).
+        ``normalization`` is sentencepiece's normalisation rule, one of :data:`NORMALIZATIONS`: ``"nmt_nfkc"``
+        (its default: NFKC plus a few NMT clean-ups), ``"nfkc"``, their case-folding ``_cf`` forms, or
+        ``"identity"`` (no change). The vocabulary may come out smaller than ``vocab_size`` on a small corpus.
 
         Raises:
             TypeError: if ``sentences`` is a ``str`` (pass a list of sentences) or holds a non-``str``, or an
                 argument has the wrong type.
             ValueError: if ``vocab_size`` is not an int >= 2 or is smaller than the corpus's distinct characters,
-                ``character_coverage`` is outside ``[0.98, 1]`` (sentencepiece's range), ``sentences`` is
+                ``character_coverage`` is outside ``[0.98, 1]`` (sentencepiece's range), ``normalization`` is not
+                one of :data:`NORMALIZATIONS`, ``sentences`` is
                 empty, or a sentence is longer than :data:`MAX_SENTENCE_BYTES` in UTF-8 (sentencepiece would drop
                 it from training without a word; the message gives its index: split it first).
         """
         check_int("vocab_size", vocab_size, 2)
         check_number("character_coverage", character_coverage, 0.98, 1.0)
+        check_choice("normalization", normalization, NORMALIZATIONS)
         sentences = check_strs("sentences", sentences, "sentence", "wrap one sentence in a list")
         for index, sentence in enumerate(sentences):
             size = len(sentence.encode("utf-8"))
@@ -90,7 +103,7 @@ class SubwordTokenizer:
         try:
             spm.SentencePieceTrainer.train(
                 sentence_iterator=iter(sentences), model_writer=model, model_type="bpe", vocab_size=vocab_size,
-                character_coverage=character_coverage, hard_vocab_limit=False, num_threads=1, minloglevel=2,
+                character_coverage=character_coverage, normalization_rule_name=normalization, hard_vocab_limit=False, num_threads=1, minloglevel=2,
                 max_sentence_length=MAX_SENTENCE_BYTES,
                 unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1,  # the book's Vocab adds its own specials
             )  # fmt: skip

@@ -87,3 +87,14 @@ def test_empty_model_bytes_and_long_sentences_are_refused_and_nfkc_is_documented
         SubwordTokenizer.train(["ab cd", long], 16)
     assert english.decode(english.encode("Ｉ am １.")) == "I am 1."  # NFKC, as the class docstring says
     assert "NFKC" in (SubwordTokenizer.__doc__ or "")
+
+
+def test_identity_normalization_keeps_full_width_punctuation() -> None:
+    """The default NFKC turns the Chinese comma and question mark into ASCII; "identity" keeps them."""
+    nfkc = SubwordTokenizer.train(CHINESE + ["你好，你呢？"] * 4, vocab_size=60)
+    kept = SubwordTokenizer.train(CHINESE + ["你好，你呢？"] * 4, vocab_size=60, normalization="identity")
+    assert nfkc.decode(nfkc.encode("你好，你呢？")) == "你好,你呢?"
+    assert kept.decode(kept.encode("你好，你呢？")) == "你好，你呢？"
+    assert "，" in kept.pieces and "，" not in nfkc.pieces
+    with pytest.raises(ValueError, match=r"normalization: expected one of .*'identity'.*, got 'nfc'"):
+        SubwordTokenizer.train(CHINESE, vocab_size=60, normalization="nfc")
