@@ -349,7 +349,7 @@ EXERCISES: dict[str, dict] = {
         "quantity": "polyphone accuracy (%) on the test split of the lookup by (next character, character)",
         "too_low": "Below the range: check that you passed a percentage of the polyphones (not of all "
         "characters, not a fraction in [0, 1]).",
-        "too_high": "About 95.7% is the left-neighbour lookup of section 2: side is still 'left'. The range "
+        "too_high": "About 95.8% is the left-neighbour lookup of section 2: side is still 'left'. The range "
         "itself sits between it and the context-free baseline.",
         "hint": "Call neighbour_polyphone_accuracy(side='right').",
     },

@@ -80,8 +80,7 @@ if "google.colab" in sys.modules:
 # %%
 import json
 import math
-import time
-from collections import Counter, defaultdict
+from collections import Counter
 from importlib import resources
 
 import matplotlib.pyplot as plt
@@ -100,6 +99,7 @@ from tformer.data.hsk import (
     load_hsk,
     most_frequent_readings,
     reading_counts,
+    readings_by_context,
     score_readings,
     split_hsk,
 )
@@ -230,40 +230,30 @@ for c in "了得行长":
     print(f"  {c}: {dict(counts[c].most_common())}")
 
 
-def read_by_word(sentences) -> list[list[str | None]]:
-    """A lookup that uses context the data hands over: a character's most frequent reading *within its word*
-    (the corpus's segmentation) in training, else its most frequent reading overall."""
-    by_word = defaultdict(Counter)  # (word, position in the word) -> readings seen in training
-    for s in split.train:
-        han = iter(s.pinyin)
-        for w in s.words:
-            for j, c in enumerate(w):
-                if is_han(c):
-                    by_word[w, j][next(han)] += 1
-    plain = {c: found.most_common(1)[0][0] for c, found in counts.items()}
-    out = []
-    for s in sentences:
-        out.append([by_word[w, j].most_common(1)[0][0] if (w, j) in by_word else plain.get(c)
-                    for w in s.words for j, c in enumerate(w) if is_han(c)])  # fmt: skip
-    return out
+def previous_character(sentence) -> list[tuple[str, str]]:
+    """Context by counting, no segmentation: (previous character, character) for each Chinese character.
+    Punctuation counts as a neighbour (了。 at a sentence end); a space stands for the sentence start."""
+    text = " " + sentence.chinese
+    return [(text[i], c) for i, c in enumerate(sentence.chinese) if is_han(c)]
+
+
+def place_in_word(sentence) -> list[tuple[str, int]]:
+    """Context the data hands over: (word, position in the word) by the corpus's segmentation."""
+    return [(w, j) for w in sentence.words for j, c in enumerate(w) if is_han(c)]
 
 
 def read_by_neighbour(sentences) -> list[list[str | None]]:
-    """Context by counting, no segmentation: the most frequent reading of (previous character, character) in
-    training, else of the character alone. Punctuation counts as a neighbour (了。 at a sentence end)."""
-    pairs = defaultdict(Counter)  # (previous character or '', character) -> readings seen in training
-    for s in split.train:
-        han = iter(s.pinyin)
-        for previous, c in zip(" " + s.chinese, s.chinese, strict=False):
-            if is_han(c):
-                pairs[previous, c][next(han)] += 1
-    plain = {c: found.most_common(1)[0][0] for c, found in counts.items()}
-    return [[pairs[previous, c].most_common(1)[0][0] if (previous, c) in pairs else plain.get(c)
-             for previous, c in zip(" " + s.chinese, s.chinese, strict=False) if is_han(c)]
-            for s in sentences]  # fmt: skip
+    """The most frequent reading of (previous character, character) in training, else of the character alone."""
+    return readings_by_context(split.train, sentences, previous_character)
+
+
+def read_by_word(sentences) -> list[list[str | None]]:
+    """The most frequent reading of the character at its place in its word, else of the character alone."""
+    return readings_by_context(split.train, sentences, place_in_word)
 
 
 neighbour_lookup = score_readings(read_by_neighbour(split.test), split.test, split.train)
+neighbour_val = score_readings(read_by_neighbour(split.validation), split.validation, split.train)
 results.record("neighbour_lookup_poly", 100 * neighbour_lookup.polyphone_accuracy)
 results.record("neighbour_lookup_acc", 100 * neighbour_lookup.accuracy)
 print(f"most frequent reading after the same previous character: {neighbour_lookup.accuracy:.1%} of "
@@ -281,10 +271,11 @@ print(f"most frequent reading within the word (uses the corpus's segmentation): 
 #
 # Two references use context without learning anything. Counting (previous character, character) pairs in
 # training and taking the most frequent reading of the pair gets
-# 95.7%<!-- result: neighbour_lookup_poly --> of the polyphones right: one neighbour on the left settles
+# 95.8%<!-- result: neighbour_lookup_poly --> of the polyphones right: one neighbour on the left settles
 # most cases here (到了, 得到, 长大 and 班长 are all pairs). A lookup by the corpus's own word segmentation
-# does about as well, 95.1%<!-- result: word_lookup_poly -->. Neither needs attention; they set the bar a
-# model that finds its context itself has to clear.
+# does a little less well, 94.9%<!-- result: word_lookup_poly -->. Neither needs attention; they set the bar
+# a model that finds its context itself has to clear. (Both are one function, `readings_by_context`, given a
+# different key per character; ties go to the alphabetically first reading.)
 #
 # **The model.** The output has one label per input character, in the same order, so there is nothing to
 # generate left to right: an encoder alone fits (a decoder, as in chapter 10, would have to learn the
@@ -337,11 +328,11 @@ class ReadingTagger(nn.Module):
     polyphones), with readings a character was never seen with set to -inf.
     """
 
-    def __init__(self, d_model: int, num_layers: int) -> None:
+    def __init__(self, d_model: int, num_layers: int, positional: str) -> None:
         super().__init__()
         self.encoder = EncoderOnlyTransformer(
             len(char_vocab), d_model=d_model, num_heads=4, num_layers=num_layers, d_ff=4 * d_model,
-            max_len=96, dropout=0.1, norm_first=True,
+            max_len=96, dropout=0.1, norm_first=True, positional=positional,
         )  # fmt: skip
         self.readings = nn.Linear(d_model, len(readings))
 
@@ -353,39 +344,50 @@ class ReadingTagger(nn.Module):
 print(f"{len(char_vocab):,} input tokens (characters and punctuation), {len(readings)} readings")
 
 # %% [markdown]
-# Training: Adam with weight decay, a learning rate that warms up over the first 5% of the budget and then
-# falls linearly to zero at its end, batches of 64 random training sentences, and the loss on polyphone
-# positions only. The budget is measured training time (chapter 10, §12; `training_clock`: this process's
-# CPU seconds with one torch thread, as in the stored run; the wall clock with several threads or on a GPU),
-# so a slower machine takes fewer steps but runs the same schedule. Three seeds (initial weights, batch
-# order and dropout); the model is scored on the test split once, at the end. The settings (width 64, 2 layers,
-# 4 heads, learning rate 2·10⁻³, dropout 0.1) were picked from a handful of trial runs, scored on the
-# validation split and, in the first trials, on the test split itself: treat the test scores below as
-# slightly optimistic.
+# Training: Adam with weight decay, a learning rate that warms up over the first 5% of the steps and then
+# falls linearly to zero at the last one, batches of 64 random training sentences, and the loss on polyphone
+# positions only. The budget is a fixed number of optimiser steps, 500<!-- result: read_steps --> per seed,
+# so every run of this page takes the same steps and gets the same scores; the seconds they take are printed
+# (about half a minute of one CPU thread per seed here). Three seeds (initial weights, batch order and
+# dropout).
+#
+# **Positions.** Chapter 10's encoder adds a sinusoidal vector for each *absolute* position to the
+# embeddings. But a reading is decided mostly by the immediate neighbours (到了, 长大), whatever the
+# position in the sentence: with absolute positions, "the character just before me" is a different pair of
+# vectors at every place, and the model must learn the same rule once per place. RoPE (Su et al. 2021,
+# chapter 08) rotates queries and keys so that the attention score depends on the *distance* between two
+# positions, so "one to the left" is one thing everywhere. The tagger below takes either, and both arms are
+# trained with the same steps, seeds and settings; the difference between them is the control for the
+# choice. The settings (width 64, 2 layers, 4 heads, dropout 0.1, peak learning rate 4·10⁻³, 500<!-- result: read_steps --> steps)
+# were chosen by comparing a handful of runs over seeds 0, 1 and 2 on the **validation split** (among them
+# RoPE against sinusoidal positions at the earlier learning rate of 2·10⁻³, and learning rates of 2, 4 and
+# 8·10⁻³ with RoPE); the test split is scored once, at the end. (An earlier version of this chapter had
+# been tuned partly on the test split; these settings were not.)
 
 # %%
-READ_BUDGET_S = results.record("read_budget_s", 120.0 if BIG else 30.0)  # training seconds per seed
+READ_STEPS = results.record("read_steps", 500)  # optimiser steps per seed: the same on every machine
+POSITIONAL, PEAK_LR = "rope", 4e-3  # chosen on the validation split (see below)
 SEEDS = (0, 1, 2)
 train_pairs = [encode_readings(s) for s in split.train]
 
 
-def time_scheduled(optimizer: torch.optim.Optimizer, peak: float, start: float, budget: float) -> None:
-    """Set the learning rate by elapsed time: linear warm-up over 5% of the budget, then linear decay to 0."""
-    done = min(1.0, (clock() - start) / budget)
+def scheduled(optimizer: torch.optim.Optimizer, peak: float, step: int, total: int) -> None:
+    """Set the learning rate by step: linear warm-up over the first 5% of the steps, then linear decay to 0."""
+    done = step / total
     for group in optimizer.param_groups:
         group["lr"] = peak * min(1.0, done / 0.05) * (1.0 - done)
 
 
-def train_reader(seed: int, budget_s: float) -> tuple[ReadingTagger, int]:
-    """Train one ReadingTagger for budget_s seconds of training time; return it and its number of steps."""
+def train_reader(seed: int, steps: int, positional: str = POSITIONAL) -> tuple[ReadingTagger, float]:
+    """Train one ReadingTagger for `steps` optimiser steps; return it and its training seconds (`clock`)."""
     seed_everything(seed)
-    model = ReadingTagger(d_model=64, num_layers=2).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3, betas=(0.9, 0.98), weight_decay=0.01)
+    model = ReadingTagger(d_model=64, num_layers=2, positional=positional).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=PEAK_LR, betas=(0.9, 0.98), weight_decay=0.01)
     order = torch.Generator().manual_seed(seed)
     model.train()
-    steps, start = 0, clock()
-    while clock() - start < budget_s:
-        time_scheduled(optimizer, 2e-3, start, budget_s)
+    start = clock()
+    for step in range(steps):
+        scheduled(optimizer, PEAK_LR, step, steps)
         batch = [train_pairs[i] for i in torch.randint(len(train_pairs), (64,), generator=order).tolist()]
         chars = pad_sequences([ids for ids, _ in batch]).to(device)  # (B, L)
         targets = pad_sequences([t for _, t in batch], pad_id=IGNORE).to(device)  # (B, L)
@@ -395,8 +397,7 @@ def train_reader(seed: int, budget_s: float) -> tuple[ReadingTagger, int]:
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        steps += 1
-    return model.eval(), steps
+    return model.eval(), clock() - start
 
 
 @torch.no_grad()
@@ -415,55 +416,85 @@ def read_aloud(model: ReadingTagger, sentences, batch_size: int = 200) -> list[l
     return out
 
 
-# %% tags=["nbval-ignore-output"]
-readers, reader_scores = {}, {}
-for seed in SEEDS:
-    t0 = time.perf_counter()
-    readers[seed], steps = train_reader(seed, READ_BUDGET_S)
-    reader_scores[seed] = score_readings(read_aloud(readers[seed], split.test), split.test, split.train)
-    print(
-        f"seed {seed}: {steps} steps; all characters {reader_scores[seed].accuracy:.1%}, polyphones "
-        f"{reader_scores[seed].polyphone_accuracy:.1%} (wall clock {time.perf_counter() - t0:.0f} s)"
-    )
+# %% [markdown]
+# Six runs of 500<!-- result: read_steps --> steps take about three minutes of one CPU thread, more than this
+# page may spend beside its other sections, so they were run once by
+# `OMP_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python benchmarks/hsk_reader.py`, which executes this chapter's
+# cells above (the same data, `ReadingTagger`, `train_reader` and `read_aloud`), trains both arms for seeds 0,
+# 1 and 2 and writes their scores and seconds to `tformer/book/benchmarks/hsk_reader.json`. This page trains
+# one of those runs again, the chosen arm with seed 0, for the examples below, and checks that it gets the
+# file's score.
 
 # %% tags=["nbval-ignore-output"]
-# The budget is CPU seconds, so a run's steps, and its scores, move with the machine's load: three syncs on
-# one shared machine gave 430 to 610 steps per seed and a best seed of 92.7% to 93.5% of the polyphones.
-# Each run's band is therefore 1 point (0.4 over all characters), and the prose quotes no error counts.
-poly = results.record_runs("reader_poly", [100 * reader_scores[s].polyphone_accuracy for s in SEEDS], tol=1.0)
-overall = results.record_runs("reader_acc", [100 * reader_scores[s].accuracy for s in SEEDS], tol=0.4)
-errors_left = results.record_runs(
-    "reader_errors",
-    [round((1 - reader_scores[s].polyphone_accuracy) * baseline.num_polyphone_chars) for s in SEEDS],
-)
-print(f"test split, {len(SEEDS)} seeds, {READ_BUDGET_S:.0f} s of training each")
-print(f"  polyphones:     attention {poly}; most frequent reading {100 * baseline.polyphone_accuracy:.1f}")
-print(f"  all characters: attention {overall}; most frequent reading {100 * baseline.accuracy:.1f}")
+READER = json.loads((resources.files("tformer.book.benchmarks") / "hsk_reader.json").read_text("utf-8"))
+assert READER["settings"]["steps"] == READ_STEPS and READER["settings"]["peak_lr"] == PEAK_LR
+model0, seconds = train_reader(SEEDS[0], READ_STEPS, positional=POSITIONAL)
+check = score_readings(read_aloud(model0, split.validation), split.validation, split.train)
+shipped = READER["runs"][POSITIONAL][0]["validation"]["polyphone_accuracy"]
+print(f"{POSITIONAL}, seed {SEEDS[0]}: {READ_STEPS} steps in {seconds:.0f} s of training; polyphones "
+      f"{check.polyphone_accuracy:.2%} on validation (the file: {shipped:.2f}%)")  # fmt: skip
+# One torch thread and fixed steps reproduce the file on the machine that wrote it; another CPU may round
+# differently, so the check allows a few characters out of about 940.
+assert abs(100 * check.polyphone_accuracy - shipped) < 0.5
+
+# %%
+print(f"made by: {READER['command']} (torch {READER['torch']}, {READER['threads']} thread)")
+print(f"{len(SEEDS)} seeds, {READ_STEPS} steps each; polyphone accuracy (%), mean (min-max)")
+ARMS = {"rope": "RoPE (relative positions)", "sinusoidal": "sinusoidal (absolute) positions"}
+reader_val = {}
+for arm, label in ARMS.items():
+    runs = READER["runs"][arm]
+    reader_val[arm] = results.record_runs(f"reader_{arm}_val", [r["validation"]["polyphone_accuracy"] for r in runs])
+    test = results.record_runs(f"reader_{arm}_poly", [r["test"]["polyphone_accuracy"] for r in runs])
+    secs = [r["train_seconds"] for r in runs]  # measured on the machine that wrote the file
+    print(f"  {label:32} validation {reader_val[arm].mean:.1f} ({reader_val[arm].low:.1f}-{reader_val[arm].high:.1f}), "
+          f"test {test.mean:.1f} ({test.low:.1f}-{test.high:.1f}); {min(secs):.0f}-{max(secs):.0f} s per seed")  # fmt: skip
+neighbour_val_poly = results.record("neighbour_lookup_val", 100 * neighbour_val.polyphone_accuracy)
+baseline_val_poly = results.record("baseline_poly_val", 100 * baseline_val.polyphone_accuracy)
+print(f"  {'lookups, validation':32} previous character {neighbour_val_poly:.1f}, most frequent reading "
+      f"{baseline_val_poly:.1f}")  # fmt: skip
+chosen = READER["runs"][POSITIONAL]
+poly = results.record_runs("reader_poly", [r["test"]["polyphone_accuracy"] for r in chosen])
+overall = results.record_runs("reader_acc", [r["test"]["accuracy"] for r in chosen])
+errors_left = results.record_runs("reader_errors", [r["test"]["polyphone_errors"] for r in chosen])
 baseline_errors = results.record(
     "baseline_errors", round((1 - baseline.polyphone_accuracy) * baseline.num_polyphone_chars)
 )
+print(f"test split, {ARMS[POSITIONAL]}:")
+print(f"  polyphones:     attention {poly}; most frequent reading {100 * baseline.polyphone_accuracy:.1f}")
+print(f"  all characters: attention {overall}; most frequent reading {100 * baseline.accuracy:.1f}")
 print(f"  polyphone errors: attention {errors_left}; most frequent reading {baseline_errors}")
 assert poly.low > 100 * baseline.polyphone_accuracy  # every seed beats the context-free reading
+assert reader_val["rope"].low > reader_val["sinusoidal"].high  # the prose: RoPE ahead on every seed
+assert poly.high < 100 * word_lookup.polyphone_accuracy < 100 * neighbour_lookup.polyphone_accuracy  # below both
 
 # %% [markdown]
-# On every seed, the attention model beats the most frequent reading on polyphones:
-# about 92.2%<!-- result: reader_poly.min --> to 93.4%<!-- result: reader_poly.max --> against
-# 89.2%<!-- result: baseline_poly -->, at 30<!-- result: read_budget_s --> seconds of training per seed (the
-# exact figures move by a few tenths from run to run, with the steps a loaded machine fits in the budget): on
-# every seed it makes fewer mistakes on the 936<!-- result: num_poly_test --> polyphones than the baseline's
-# 101<!-- result: baseline_errors -->. Over
-# all characters the gain is smaller (96.2%<!-- result: reader_acc.min -->–96.5%<!-- result: reader_acc.max -->
-# against 95.2%<!-- result: baseline_acc -->), because most characters have one reading and the lexicon gets
-# them right either way. So context helps, and the model finds some of it by itself. But at this budget it
-# stays *below* both lookups (95.7%<!-- result: neighbour_lookup_poly --> for the previous character,
-# 95.1%<!-- result: word_lookup_poly --> for the word): on these short sentences (none longer than 18
-# characters) one neighbour carries most of the context, and counting pairs in 3,467<!-- result: num_train -->
-# training sentences finds it without training at all. Attention has not earned its keep here yet; what
-# the runs show is that it learns part of what a neighbour count knows in half a minute of one CPU thread.
+# **Positions first**, on the validation split where the choice was made: with RoPE the tagger reads
+# 94.5%<!-- result: reader_rope_val --> of the polyphones right (94.0%<!-- result: reader_rope_val.min -->
+# to 95.0%<!-- result: reader_rope_val.max --> over the seeds), with sinusoidal positions
+# 93.0%<!-- result: reader_sinusoidal_val --> (92.6%<!-- result: reader_sinusoidal_val.min -->
+# to 93.3%<!-- result: reader_sinusoidal_val.max -->), at the same 500<!-- result: read_steps --> steps:
+# relative positions are ahead on every seed, so the tagger uses them.
+#
+# **Then the test split, once.** On every seed, the RoPE tagger beats the most frequent reading on
+# polyphones: 94.0%<!-- result: reader_poly.min --> to 94.6%<!-- result: reader_poly.max --> against
+# 89.2%<!-- result: baseline_poly -->, with 51<!-- result: reader_errors.min --> to
+# 56<!-- result: reader_errors.max --> mistakes on the 936<!-- result: num_poly_test --> polyphones
+# against the baseline's 101<!-- result: baseline_errors -->. Over all characters the gain is smaller
+# (96.7%<!-- result: reader_acc.min -->–96.9%<!-- result: reader_acc.max --> against
+# 95.2%<!-- result: baseline_acc -->), because most characters have one reading and the lexicon gets them
+# right either way. So context helps, and the model finds most of it by itself. But at this budget it stays
+# *below* both lookups on every seed: the neighbour lookup (95.8%<!-- result: neighbour_lookup_poly --> on
+# the test split, 96.5%<!-- result: neighbour_lookup_val --> on validation) and, by less, the word lookup
+# (94.9%<!-- result: word_lookup_poly -->). On these short sentences (none longer than 18 characters) one
+# neighbour carries most of the context, and counting pairs in 3,467<!-- result: num_train --> training
+# sentences finds it without training at all. Attention has not earned its keep here; what the runs show is
+# that it learns most of what a neighbour count knows in half a minute of one CPU thread, and that telling it
+# how far apart two characters are, rather than where each one is, gets it further in the same steps.
+#
 # What it gets right and wrong, for the four characters of the introduction (the model of the first seed):
 
 # %% tags=["nbval-ignore-output"]
-model0 = readers[SEEDS[0]]
 predicted = read_aloud(model0, split.test)
 shown = Counter()
 for sentence, guess in zip(split.test, predicted, strict=True):
@@ -575,8 +606,8 @@ print(f"{len(topics)} topics; {len(unlabelled):,} unlabelled sentences for pre-t
 # three pre-trained encoders (seeds 0, 1, 2) inside the package, made by `benchmarks/pretrain_hsk_mlm.py`
 # with the function above and stored with what made them: settings, vocabulary, seed, budget, steps and
 # losses. (This is how pre-trained models are used in practice: someone pays for pre-training once, and
-# everyone fine-tunes.) To see that the function does what it says, here it runs for a few seconds from
-# scratch, and the loss falls; then the shipped encoders are loaded, checked against this chapter's
+# everyone fine-tunes.) To see that the function does what it says, here it runs for 60<!-- result: mlm_demo_steps --> steps
+# (a few seconds) from scratch, and the loss falls; then the shipped encoders are loaded, checked against this chapter's
 # vocabulary, and their own records printed (the loss at the start and at the end, each a mean over 100
 # steps), beside two references: ln V, the loss of a uniform guess, and the entropy of the characters'
 # frequencies in the text, the loss of a guess that ignores the context.
@@ -587,12 +618,13 @@ config = torch.load(CHECKPOINTS / "hsk_mlm_seed0.pt", weights_only=True)["extra"
 print(config)
 seed_everything(0)
 demo = EncoderOnlyTransformer(**config)
-demo_history = pretrain_mlm(demo, unlabelled, mask_id=MASK_ID, vocab_size=V, time_budget_s=10.0, clock=clock,
+demo_steps = results.record("mlm_demo_steps", 60)
+demo_history = pretrain_mlm(demo, unlabelled, mask_id=MASK_ID, vocab_size=V, max_steps=demo_steps, clock=clock,
                             device=device)  # fmt: skip
 first, last = sum(demo_history.losses[:20]) / 20, sum(demo_history.losses[-20:]) / 20
-print(f"10 s demonstration: {demo_history.steps} steps, masked-token loss {first:.2f} -> {last:.2f} nats "
-      "(means of the first and last 20 steps)")  # fmt: skip
-assert last < first - 0.5
+print(f"demonstration: {demo_history.steps} steps in {demo_history.train_time_s:.0f} s, masked-token loss "
+      f"{first:.2f} -> {last:.2f} nats (means of the first and last 20 steps)")  # fmt: skip
+assert demo_history.steps == demo_steps and last < first - 0.5
 
 # %%
 pretrained = {}
@@ -953,10 +985,11 @@ print(f"\nbaseline, seed 0: {exact} of {len(refs)} test sentences translated exa
 #   16.6%<!-- result: hsk_word_unseen --> of test words were never seen in training. Reading characters
 #   instead of words keeps the unseen share at 1.2%<!-- result: hsk_char_unseen -->.
 # - Reading aloud needs context for the polyphones: with every character attending to its sentence, a small
-#   encoder reads about 92.2%<!-- result: reader_poly.min -->–93.4%<!-- result: reader_poly.max --> of them right
-#   (three seeds, 30<!-- result: read_budget_s --> s each), against 89.2%<!-- result: baseline_poly --> for
-#   the best context-free reading; but counting (previous character, character) pairs gets
-#   95.7%<!-- result: neighbour_lookup_poly --> without any training. On short sentences, one neighbour
+#   encoder with RoPE reads 94.0%<!-- result: reader_poly.min -->–94.6%<!-- result: reader_poly.max --> of
+#   them right (three seeds, 500<!-- result: read_steps --> steps each), against
+#   89.2%<!-- result: baseline_poly --> for the best context-free reading, and relative positions beat
+#   absolute ones on every seed; but counting (previous character, character) pairs gets
+#   95.8%<!-- result: neighbour_lookup_poly --> without any training. On short sentences, one neighbour
 #   is most of the context, and a short training run has not yet learned all of it.
 # - BERT's recipe, measured small: pre-training on the unlabelled sentences put topic accuracy ahead on
 #   average with 5% and 20% of the labels, by about the test set's noise, and behind with 100%.
@@ -1009,17 +1042,11 @@ def neighbour_polyphone_accuracy(seed: int = 0, side: str = "left") -> float:
     (side="right") character, punctuation included. Nothing is random: `seed` is unused."""
     split = split_hsk(load_hsk().sentences)
 
-    def keys(sentence) -> list[tuple[str, str]]:
+    def neighbour(sentence) -> list[tuple[str, str]]:
         text = f" {sentence.chinese} "  # a space stands for the missing neighbour at either end
         return [(text[i] if side == "left" else text[i + 2], c) for i, c in enumerate(sentence.chinese) if is_han(c)]
 
-    pairs = defaultdict(Counter)
-    for sentence in split.train:
-        for key, reading in zip(keys(sentence), sentence.pinyin, strict=True):
-            pairs[key][reading] += 1
-    alone = {c: found.most_common(1)[0][0] for c, found in reading_counts(split.train).items()}
-    predictions = [[pairs[k].most_common(1)[0][0] if k in pairs else alone.get(k[1]) for k in keys(sentence)]
-                   for sentence in split.test]  # fmt: skip
+    predictions = readings_by_context(split.train, split.test, neighbour)
     return 100 * score_readings(predictions, split.test, split.train).polyphone_accuracy
 
 

@@ -15,7 +15,8 @@ dataset)``): keep this attribution when redistributing the sentences or anything
 - :func:`char_readings` pairs every Chinese character of a sentence with its numbered-pinyin syllable; the two
   align one to one in every sentence of version 1.0.0 (:func:`count_misaligned` counts the exceptions).
 - :func:`most_frequent_readings` is the baseline a reader model must beat (each character read as its most
-  frequent reading in training) and :func:`score_readings` scores any predicted readings the same way: overall,
+  frequent reading in training); :func:`readings_by_context` is the same count keyed by a context (the previous
+  character, the word…), backing off to the character alone; and :func:`score_readings` scores any predicted readings the same way: overall,
   on polyphones (characters with more than one reading in training) and on characters unseen in training.
 """
 
@@ -27,7 +28,7 @@ import os
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -45,6 +46,7 @@ __all__ = [
     "load_hsk",
     "most_frequent_readings",
     "reading_counts",
+    "readings_by_context",
     "score_readings",
     "split_hsk",
 ]
@@ -277,8 +279,56 @@ def most_frequent_readings(
     Returns:
         Per sentence, one reading per character of :attr:`HskSentence.characters`.
     """
-    best = {c: min(n, key=lambda r: (-n[r], r)) for c, n in reading_counts(train).items()}
-    return [[best.get(c) for c in s.characters] for s in sentences]
+    return readings_by_context(train, sentences, lambda s: s.characters)
+
+
+def _most_frequent(found: Counter[str]) -> str:
+    """The most frequent reading; ties go to the alphabetically first syllable."""
+    return min(found, key=lambda r: (-found[r], r))
+
+
+def readings_by_context(
+    train: Iterable[HskSentence],
+    sentences: Sequence[HskSentence],
+    context: Callable[[HskSentence], Sequence[Hashable]],
+) -> list[list[str | None]]:
+    """A lookup reader: each character read as its most frequent reading in ``train`` under its context key.
+
+    ``context(sentence)`` gives one hashable key per character of :attr:`HskSentence.characters`, e.g. the pair
+    (previous character, character), or (word, position in the word) from the corpus's segmentation. A key never
+    seen in ``train`` backs off to the character's most frequent reading alone; a character never seen gets
+    ``None`` (counted wrong by :func:`score_readings`). Ties go to the alphabetically first syllable, so the
+    result is fixed. With ``context=lambda s: s.characters`` this is :func:`most_frequent_readings`.
+
+    Returns:
+        Per sentence, one reading per character of :attr:`HskSentence.characters`.
+
+    Raises:
+        TypeError: if ``context`` is not callable.
+        ValueError: if ``context`` returns a number of keys other than the sentence's number of characters.
+    """
+    if not callable(context):
+        raise TypeError(f"context: expected a function of a sentence, got {type(context).__name__}")
+
+    def keys(sentence: HskSentence) -> Sequence[Hashable]:
+        found = context(sentence)
+        if len(found) != len(sentence.characters):
+            raise ValueError(f"context: expected one key per Chinese character ({len(sentence.characters)}) of "
+                             f"{sentence.chinese!r}, got {len(found)}")  # fmt: skip
+        return found
+
+    train = list(train)  # read twice below
+    by_key: dict[Hashable, Counter[str]] = defaultdict(Counter)
+    for sentence in train:
+        pairs = char_readings(sentence)
+        if pairs is None:  # misaligned: skipped, as reading_counts does
+            continue
+        for key, (_, syllable) in zip(keys(sentence), pairs, strict=True):
+            by_key[key][syllable] += 1
+    best = {key: _most_frequent(found) for key, found in by_key.items()}
+    alone = {c: _most_frequent(found) for c, found in reading_counts(train).items()}
+    return [[best[key] if key in best else alone.get(c) for key, c in zip(keys(s), s.characters, strict=True)]
+            for s in sentences]  # fmt: skip
 
 
 @dataclass(frozen=True)

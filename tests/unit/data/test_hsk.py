@@ -16,6 +16,7 @@ from tformer.data.hsk import (
     load_hsk,
     most_frequent_readings,
     reading_counts,
+    readings_by_context,
     score_readings,
     split_hsk,
 )
@@ -195,3 +196,28 @@ def test_real_most_frequent_reading_baseline(real):
     assert scores.accuracy == pytest.approx(2_840 / 2_982, abs=1e-12)  # 95.2%
     assert scores.polyphone_accuracy == pytest.approx(835 / 936, abs=1e-12)  # 89.2%
     assert scores.unseen_share == pytest.approx(36 / 2_982, abs=1e-12)  # 1.2%
+
+
+def test_readings_by_context_keys_back_off_and_ties():
+    train = [_sentence("到了", "dao4 liao3"), _sentence("好了", "hao3 le5"), _sentence("好了", "hao3 le5"),
+             _sentence("行", "xing2"), _sentence("行", "hang2")]  # fmt: skip
+
+    def previous(sentence):
+        text = " " + "".join(sentence.characters)
+        return list(zip(text, sentence.characters, strict=False))
+
+    test = [_sentence("到了", "dao4 liao3"), _sentence("吃了", "chi1 le5"), _sentence("行猫", "xing2 mao1")]
+    # (到, 了) was seen with liao3; (吃, 了) was not, so 了 backs off to its most frequent reading, le5; 行 is a
+    # tie (hang2 once, xing2 once) that goes to the alphabetically first syllable; 吃 and 猫 were never seen.
+    assert readings_by_context(train, test, previous) == [["dao4", "liao3"], [None, "le5"], ["hang2", None]]
+    # keyed by the character itself it is the most-frequent-reading baseline
+    assert readings_by_context(train, test, lambda s: s.characters) == most_frequent_readings(train, test)
+    assert most_frequent_readings(train, test)[0] == ["dao4", "le5"]
+
+
+def test_readings_by_context_rejects_bad_context():
+    train = [_sentence("好了", "hao3 le5")]
+    with pytest.raises(ValueError, match="context: expected one key per Chinese character"):
+        readings_by_context(train, train, lambda s: ["only one"])
+    with pytest.raises(TypeError, match="context"):
+        readings_by_context(train, train, "previous")

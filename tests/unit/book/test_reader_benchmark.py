@@ -1,0 +1,38 @@
+"""The reading-tagger measurements the book ships (chapter 11, §2) are internally consistent.
+
+``tformer/book/benchmarks/hsk_reader.json`` is written by ``benchmarks/hsk_reader.py``: both arms must have run
+the same seeds for the same number of steps, and every score must be a possible one on the splits' polyphones.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict:
+    path = resources.files("tformer.book.benchmarks") / "hsk_reader.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_every_arm_ran_every_seed_for_the_same_steps(shipped: dict) -> None:
+    settings = shipped["settings"]
+    assert settings["seeds"] == [0, 1, 2] and set(settings["arms"]) == set(shipped["runs"]) == {"rope", "sinusoidal"}
+    assert settings["chosen"] in settings["arms"] and settings["steps"] > 0
+    for arm, runs in shipped["runs"].items():
+        assert [r["seed"] for r in runs] == settings["seeds"], arm
+        assert all(r["steps"] == settings["steps"] and r["train_seconds"] > 0 for r in runs), arm
+
+
+def test_scores_are_percentages_and_errors_match_them(shipped: dict) -> None:
+    for runs in shipped["runs"].values():
+        for run in runs:
+            for part in ("validation", "test"):
+                found = run[part]
+                assert 0 <= found["polyphone_accuracy"] <= 100 and 0 <= found["accuracy"] <= 100
+                # errors = (1 - accuracy) * polyphones, with about 940 polyphones in each split
+                share = found["polyphone_errors"] / (100 - found["polyphone_accuracy"]) * 100
+                assert 900 <= share <= 1000, (part, found)
