@@ -5,7 +5,7 @@
 
 Six runs of the chapter's tagger take about three minutes of one CPU thread, more than the chapter may spend
 beside its other sections, so the numbers ship in ``tformer/book/benchmarks/hsk_reader.json``; the chapter
-trains one of them again (the chosen arm, seed 0) for its examples and checks that it matches this file.
+trains the chosen arm's three seeds again and checks each against this file's validation score.
 
 The code is the chapter's own: this script executes ``notebooks/11_real_sentences.py`` up to the cell that
 defines ``read_aloud`` (data, split, lookups, vocabulary, ``ReadingTagger``, ``train_reader``), then trains each
