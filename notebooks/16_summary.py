@@ -620,7 +620,7 @@ _ = quote("llama_gqa_mib", "14_new_problems", "llama_gqa_mib")
 #   exactly and the GRUs at most 32.0%<!-- result: em_bahdanau.max -->, for every seed (ch 10). For
 #   next-character prediction over 64-character windows the LSTM wins instead, for every seed: given the
 #   time of 200<!-- result: lm_tf_steps --> Transformer steps each (a few seconds of CPU time) it
-#   reaches 1.968<!-- result: lstm_nats.min -->–1.995<!-- result: lstm_nats.max --> nats per character over
+#   reaches 1.929<!-- result: lstm_nats.min -->–1.947<!-- result: lstm_nats.max --> nats per character over
 #   three seeds against the Transformer's 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max -->,
 #   ahead on every seed (a bigram model: 2.391<!-- result: bigram_nats -->; ch 12). Why was not tested;
 #   candidates include torch running the whole LSTM recurrence in one fused kernel (ch 12 lists others). Both are short budgets on small models; neither chapter ran
