@@ -280,19 +280,25 @@ _CONTENTS_PROBE = """<script>window.addEventListener("load", () => {
 SCREENSHOT_WIDTH = 1280
 
 
-def _contents_bottom(book: Path, env: dict[str, str]) -> int:
-    """How far down (px) the contents page's chapter list reaches, in the article or in the sidebar."""
-    index = book / "index.html"
-    probe = index.with_name(f"_contents_probe_{os.getpid()}.html")
-    probe.write_text(index.read_text(encoding="utf-8").replace("</body>", _CONTENTS_PROBE + "</body>"),
-                     encoding="utf-8")
+def _probe_page(page: Path, script: str, attribute: str, env: dict[str, str], window: str) -> dict:
+    """Load a copy of ``page`` with ``script`` appended in Chromium; return the JSON it left in ``attribute``.
+
+    The copy sits beside the page (so every relative link resolves) and is removed afterwards.
+    """
+    probe = page.with_name(f"_probe_{os.getpid()}_{page.name}")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8")
     try:
-        dom = _run_chromium(env, f"--window-size={SCREENSHOT_WIDTH},900", "--dump-dom", probe.as_uri())
+        dom = _run_chromium(env, f"--window-size={window}", "--dump-dom", probe.as_uri())
     finally:
         probe.unlink()
-    found = BeautifulSoup(dom, "html.parser").body.get("data-contents")
-    assert found is not None, "index.html: the contents probe did not run"
-    reach = json.loads(found)
+    found = BeautifulSoup(dom, "html.parser").body.get(attribute)
+    assert found is not None, f"{page.name}: the {attribute} probe did not run"
+    return json.loads(found)
+
+
+def _contents_bottom(book: Path, env: dict[str, str]) -> int:
+    """How far down (px) the contents page's chapter list reaches, in the article or in the sidebar."""
+    reach = _probe_page(book / "index.html", _CONTENTS_PROBE, "data-contents", env, f"{SCREENSHOT_WIDTH},900")
     assert reach["links"] >= len(CHAPTERS), f"index.html: {reach['links']} chapter links for {len(CHAPTERS)} chapters"
     return int(max(reach["article"], reach["sidebar"]))
 
@@ -361,16 +367,7 @@ def test_no_code_block_is_cut_at_the_right_edge(book: Path, browser_env: dict[st
     )
     for page in pages:
         longest = max(len(line) for pre in _soup(page).select("article pre") for line in pre.get_text().split("\n"))
-        probe = page.with_name(f"_overflow_probe_{page.name}")  # same folder, so every relative link resolves
-        probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _OVERFLOW_PROBE + "</body>"),
-                         encoding="utf-8")
-        try:
-            dom = _run_chromium(browser_env, f"--window-size={width},1000", "--dump-dom", probe.as_uri())
-        finally:
-            probe.unlink()
-        found = BeautifulSoup(dom, "html.parser").body.get("data-overflow")
-        assert found is not None, f"{page.name}: the overflow probe did not run"
-        result = json.loads(found)
+        result = _probe_page(page, _OVERFLOW_PROBE, "data-overflow", browser_env, f"{width},1000")
         assert result["blocks"] > 0, f"{page.name}: no code blocks found"
         assert not result["wide"], (
             f"{page.name} at {width} px (longest line {longest} columns): code cut at the right edge, "
