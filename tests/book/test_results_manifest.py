@@ -122,6 +122,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("11_real_sentences", "80%"): "paper: BERT's 80/10/10 rule (Devlin et al. 2019, §3.1)",
     ("11_real_sentences", "10%"): "paper: BERT's 80/10/10 rule (Devlin et al. 2019, §3.1)",
     ("11_real_sentences", "150 steps"): "setting: FINETUNE_STEPS",
+    ("11_real_sentences", "120 s"): "target: issue 15's training budget per seed for the reading tagger",
+    ("11_real_sentences", "96%"): "target: issue 15's polyphone accuracy for the reading tagger",
     ("11_real_sentences", "100 steps"): "definition: the averaging window of the shipped encoders' printed losses",
     ("11_real_sentences", "30%"): "definition: the accuracy at which the printed standard error is computed",
     ("11_real_sentences", "240 s"): "setting: the shipped encoders' pre-training budget, printed from their records",
