@@ -303,7 +303,8 @@ print(f"most frequent reading within the word (uses the corpus's segmentation): 
 #   counted below. It is the neighbour lookup above, learned instead of counted, and mixed with the rest;
 # - a **local convolution**: each channel of a character's embedding gets a learned mix of the same channel
 #   at the character and its two neighbours (one width-3 filter per channel, added to the embedding). It
-#   sees both sides and generalises across pairs, where the pair table knows each pair apart.
+#   sees both sides, and one filter serves every pair, seen or not, where the pair table learns each pair
+#   apart.
 #
 # Neither uses the corpus's word segmentation (a reader of new text does not have it); both use only the
 # characters, as the attention does.
