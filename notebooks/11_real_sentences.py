@@ -299,12 +299,18 @@ print(f"most frequent reading within the word (uses the corpus's segmentation): 
 #
 # - a **pair embedding**: every (previous character, character) pair seen in training, 到了 or 很长, gets its
 #   own learned vector, added to the character's. A pair training never showed gets a shared `<unk>` pair
-#   vector held at zero, so the model falls back on the character and its context; the share of such pairs is
-#   counted below. It is the neighbour lookup above, learned instead of counted, and mixed with the rest;
+#   vector held at zero, so there the model has only the character and its context to go on. Training never
+#   shows it that case (every training pair has its row), so how it copes is measured below, with the share
+#   of such pairs. It is the neighbour lookup above, learned instead of counted, and mixed with the rest;
 # - a **local convolution**: each channel of a character's embedding gets a learned mix of the same channel
-#   at the character and its two neighbours (one width-3 filter per channel, added to the embedding). It
-#   sees both sides, and one filter serves every pair, seen or not, where the pair table learns each pair
-#   apart.
+#   at the character and its two neighbours (one width-3 filter and a bias per channel, added to the
+#   embedding). It sees both sides, and one filter serves every pair, seen or not, where the pair table
+#   learns each pair apart. With the pairs on, the left neighbour's vector carries its own pair, so the
+#   convolution reaches two characters to the left.
+#
+# The two differ in size as well as in kind: the pair table has a row of D numbers for every pair seen in
+# training, the convolution four numbers per channel (three weights and a bias). The parameter counts are
+# printed with the results.
 #
 # Neither uses the corpus's word segmentation (a reader of new text does not have it); both use only the
 # characters, as the attention does.
@@ -341,26 +347,37 @@ def encode_readings(sentence) -> tuple[list[int], list[int]]:
 
 
 EDGE = len(char_vocab)  # the "previous character" of a sentence's first character: no character has this id
-seen_pairs = torch.tensor(sorted({prev * (EDGE + 1) + cur for ids, _ in map(encode_readings, split.train)
-                                  for prev, cur in zip([EDGE, *ids[:-1]], ids, strict=True)}))  # fmt: skip
+
+
+def pair_keys(chars: torch.Tensor) -> torch.Tensor:
+    """One integer per (previous character, character) pair: chars (B, L) -> (B, L)."""
+    previous = torch.cat([torch.full_like(chars[:, :1], EDGE), chars[:, :-1]], dim=1)  # (B, L)
+    return previous * (EDGE + 1) + chars  # (B, L): distinct pairs get distinct keys
+
+
+# the pairs of the training sentences, sorted (torch.unique sorts), without padding
+seen_pairs = torch.cat([pair_keys(torch.tensor([char_vocab.encode(list(s.chinese))]))[0] for s in split.train]).unique()
+UNK_PAIR = len(seen_pairs)  # the id of every pair training never showed
 
 
 def pair_ids(chars: torch.Tensor) -> torch.Tensor:
-    """(previous character, character) pair ids (B, L): its rank among the pairs seen in training, or
-    len(seen_pairs) (the <unk> pair) for a pair training never showed."""
-    previous = torch.cat([torch.full_like(chars[:, :1], EDGE), chars[:, :-1]], dim=1)  # (B, L)
-    keys = previous * (EDGE + 1) + chars  # one integer per pair
-    rank = torch.searchsorted(seen_pairs.to(chars.device), keys).clamp(max=len(seen_pairs) - 1)
-    return torch.where(seen_pairs.to(chars.device)[rank] == keys, rank, len(seen_pairs))
+    """Pair ids, chars (B, L) -> (B, L): a pair's rank among the pairs seen in training, or UNK_PAIR."""
+    keys = pair_keys(chars)  # (B, L)
+    table = seen_pairs.to(chars.device)
+    rank = torch.searchsorted(table, keys).clamp(max=len(table) - 1)  # (B, L): where the key would sit
+    return torch.where(table[rank] == keys, rank, UNK_PAIR)  # (B, L)
 
 
 class NeighbourEmbedding(nn.Module):
     """A character's embedding, plus (optionally) an embedding of the pair (previous character, character) and
     a convolution over each character and its two neighbours: ``chars (B, L) -> (B, L, D)``.
 
-    The pair table has a row per pair seen in training and one <unk> row, kept at zero (``padding_idx``: no
-    gradient), for pairs never seen. The convolution has one width-3 filter per channel (``groups=D``), added to
-    the embedding (x + conv(x)); it sees the left and the right neighbour, and learns what to take from them.
+    The pair table has a row per pair seen in training and one <unk> row (``UNK_PAIR``) for pairs never seen,
+    set to zero and kept there: ``padding_idx`` gives it no gradient, so AdamW never moves it. The convolution
+    has one width-3 filter and one bias per channel (``groups=D``: 4·D weights in all), added to the embedding
+    (x + conv(x)); it sees the left and the right neighbour's vectors, pair vectors included when ``pairs`` is
+    on, so with both a character's vector reaches two characters to its left. Beyond a sentence's ends the
+    convolution sees zeros, or, in a padded batch, the padding token's embedding.
     """
 
     def __init__(self, embed: nn.Embedding, pairs: bool, conv: bool) -> None:
@@ -369,18 +386,18 @@ class NeighbourEmbedding(nn.Module):
         self.embed = embed
         self.pairs = None
         if pairs:
-            self.pairs = nn.Embedding(len(seen_pairs) + 1, D, padding_idx=len(seen_pairs))
-            nn.init.normal_(self.pairs.weight, std=embed.weight.std().item())
+            self.pairs = nn.Embedding(len(seen_pairs) + 1, D, padding_idx=UNK_PAIR)  # (pairs + 1, D)
+            nn.init.normal_(self.pairs.weight, std=embed.weight.std().item())  # the scale of the characters'
             with torch.no_grad():
-                self.pairs.weight[-1].zero_()
+                self.pairs.weight[UNK_PAIR].zero_()
         self.conv = nn.Conv1d(D, D, kernel_size=3, padding=1, groups=D) if conv else None
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
         x = self.embed(chars)  # (B, L, D)
         if self.pairs is not None:
-            x = x + self.pairs(pair_ids(chars))
+            x = x + self.pairs(pair_ids(chars))  # (B, L, D)
         if self.conv is not None:
-            x = x + self.conv(x.transpose(1, 2)).transpose(1, 2)  # Conv1d wants (B, D, L)
+            x = x + self.conv(x.transpose(1, 2)).transpose(1, 2)  # (B, L, D); Conv1d works on (B, D, L)
         return x
 
 
@@ -446,14 +463,16 @@ print(f"{len(char_vocab):,} input tokens (characters and punctuation), {len(read
 # pairs with twice the steps, with a wider model (width 96), and with a tenth of the pairs replaced by `<unk>`
 # in training; the convolution of width 3 and 5, with twice the steps and with twice the learning rate; and
 # the left pairs with the width-3 convolution. The rule was the best validation score of the worst seed,
-# among runs within the issue's budget of 120 s of training per seed. Those trial runs also printed their test scores, so for this choice the test split was seen, not
-# held back (none of the trials is shipped). Holding the `<unk>` pair vector at zero was decided without a
-# trial run; the shipped runs below are the first to measure it.
+# among runs within the issue's budget of 120 s of training per seed. Those trial runs also printed their
+# test scores, so for this choice the test split was seen, not held back (none of the trials is shipped).
+# Holding the `<unk>` pair vector at zero was decided without a trial run; the shipped runs below are the
+# first to measure it. So no split on this page is clean for the neighbour embedding: validation chose it,
+# and test was looked at while choosing. Its test scores below are optimistic, not a held-out estimate.
 
 # %%
 READ_STEPS = results.record("read_steps", 500)  # optimiser steps per seed: the same on every machine
-POSITIONAL, PEAK_LR = "rope", 4e-3  # chosen on the validation split (see below)
-PAIRS, CONV = True, True  # the neighbour embedding, chosen on the validation split (see below)
+POSITIONAL, PEAK_LR = "rope", 4e-3  # chosen on the validation split (see above)
+PAIRS, CONV = True, True  # the neighbour embedding: chosen by validation, with the test split seen (see above)
 SEEDS = (0, 1, 2)
 train_pairs = [encode_readings(s) for s in split.train]
 
@@ -508,7 +527,8 @@ def read_aloud(model: ReadingTagger, sentences, batch_size: int = 200) -> list[l
 # %% [markdown]
 # This page trains the chosen tagger (RoPE with the pair embedding and the convolution) from all three seeds,
 # 500<!-- result: read_steps --> steps each, and every claim below about it comes from these runs. Its
-# controls would take another seven minutes, more than this page may spend beside its other sections: the
+# controls took another 383<!-- result: reader_controls_seconds --> s of training (printed below), more than
+# this page may spend beside its other sections: the
 # same tagger with the pairs alone, with the convolution alone, with neither (the RoPE tagger), and with
 # neither and sinusoidal positions (the control for RoPE). All five arms were run once by
 # `OMP_NUM_THREADS=1 PYTHONPATH=$PWD .venv/bin/python benchmarks/hsk_reader.py`, which executes this chapter's
@@ -522,11 +542,12 @@ READER = json.loads((resources.files("tformer.book.benchmarks") / "hsk_reader.js
 CHOSEN = READER["settings"]["chosen"]  # the arm this page trains: RoPE with the neighbour embedding
 assert READER["settings"]["steps"] == READ_STEPS and READER["settings"]["peak_lr"] == PEAK_LR
 assert READER["settings"]["arms"][CHOSEN] == {"positional": POSITIONAL, "pairs": PAIRS, "conv": CONV}
-readers, reader_scores, reader_val_scores = {}, {}, {}
+readers, reader_scores, reader_val_scores, reader_said = {}, {}, {}, {}
 for seed, shipped in zip(SEEDS, READER["runs"][CHOSEN], strict=True):
     readers[seed], seconds = train_reader(seed, READ_STEPS)
     reader_val_scores[seed] = score_readings(read_aloud(readers[seed], split.validation), split.validation, split.train)
-    reader_scores[seed] = score_readings(read_aloud(readers[seed], split.test), split.test, split.train)
+    reader_said[seed] = read_aloud(readers[seed], split.test)  # per test sentence, one reading per character
+    reader_scores[seed] = score_readings(reader_said[seed], split.test, split.train)
     print(f"{CHOSEN}, seed {seed}: {READ_STEPS} steps in {seconds:.0f} s of training; polyphones "
           f"{reader_val_scores[seed].polyphone_accuracy:.2%} on validation (the file: "
           f"{shipped['validation']['polyphone_accuracy']:.2f}%), {reader_scores[seed].polyphone_accuracy:.2%} on test")  # fmt: skip
@@ -536,6 +557,7 @@ for seed, shipped in zip(SEEDS, READER["runs"][CHOSEN], strict=True):
     if device.type == "cpu":  # the file was written on a CPU; a GPU's kernels round differently again
         assert abs(100 * reader_val_scores[seed].polyphone_accuracy - shipped["validation"]["polyphone_accuracy"]) < 0.5
 model0 = readers[SEEDS[0]]  # the model of the examples and the attention map below
+assert all(readers[s].encoder.body.embed.pairs.weight[UNK_PAIR].abs().max() == 0 for s in SEEDS)  # <unk> pair: zero
 
 # %%
 print(f"made by: {READER['command']} (torch {READER['torch']}, {READER['threads']} thread)")
@@ -562,6 +584,10 @@ for arm, label in READER_ARMS.items():
     print(f"  {label:38} validation {reader_val[arm].mean:.1f} ({reader_val[arm].low:.1f}-{reader_val[arm].high:.1f}), "
           f"test {test.mean:.1f} ({test.low:.1f}-{test.high:.1f}); the file's runs took {min(secs):.0f}-{max(secs):.0f} s per seed")  # fmt: skip
 reader_seconds = results.record("reader_seconds_max", max(r["train_seconds"] for r in READER["runs"][CHOSEN]))
+controls_seconds = results.record(
+    "reader_controls_seconds", round(sum(r["train_seconds"] for arm in READER_ARMS if arm != CHOSEN for r in READER["runs"][arm]))
+)
+print(f"  the four controls' twelve runs: {controls_seconds} s of training in all, on the file's machine")
 neighbour_val_poly = results.record("neighbour_lookup_val", 100 * neighbour_val.polyphone_accuracy)
 baseline_val_poly = results.record("baseline_poly_val", 100 * baseline_val.polyphone_accuracy)
 print(f"  {'lookups, validation':32} previous character {neighbour_val_poly:.1f}, most frequent reading "
@@ -574,26 +600,71 @@ errors_left = results.record_runs(
 baseline_errors = results.record(
     "baseline_errors", round((1 - baseline.polyphone_accuracy) * baseline.num_polyphone_chars)
 )
-unseen_pairs = sum(int((pair_ids(torch.tensor([char_vocab.encode(list(s.chinese))])) == len(seen_pairs)).sum())
-                   for s in split.test)  # fmt: skip
-results.record("unseen_pairs_pct", 100 * unseen_pairs / sum(len(s.chinese) for s in split.test))
 print(f"test split, {READER_ARMS[CHOSEN]}:")
-print(f"  polyphones:     attention {poly}; most frequent reading {100 * baseline.polyphone_accuracy:.1f}")
-print(f"  all characters: attention {overall}; most frequent reading {100 * baseline.accuracy:.1f}")
-print(f"  polyphone errors: attention {errors_left}; most frequent reading {baseline_errors}")
-print(f"  (previous character, character) pairs never seen in training: {unseen_pairs} "
-      f"({100 * unseen_pairs / sum(len(s.chinese) for s in split.test):.1f}% of the test tokens; they get the <unk> pair)")
+print(f"  polyphones:     tagger {poly}; most frequent reading {100 * baseline.polyphone_accuracy:.1f}")
+print(f"  all characters: tagger {overall}; most frequent reading {100 * baseline.accuracy:.1f}")
+print(f"  polyphone errors: tagger {errors_left}; most frequent reading {baseline_errors}")
+
+# Pairs training never showed: how many test tokens and test polyphones get the zero <unk> pair, and how the
+# chosen tagger and the neighbour lookup (which falls back on the character's most frequent reading) do there.
+unseen_tokens = num_tokens = 0
+poly_hits = {True: Counter(), False: Counter()}  # unseen pair? -> who was right, and how many polyphones
+neighbour_said = read_by_neighbour(split.test)
+for k, s in enumerate(split.test):
+    unseen = (pair_ids(torch.tensor([char_vocab.encode(list(s.chinese))]))[0] == UNK_PAIR).tolist()  # per token
+    unseen_tokens, num_tokens = unseen_tokens + sum(unseen), num_tokens + len(unseen)
+    han = [i for i, c in enumerate(s.chinese) if is_han(c)]  # the tokens that carry a reading, in order
+    for j, (i, gold) in enumerate(zip(han, s.pinyin, strict=True)):
+        if s.chinese[i] in polyphones:
+            hits = poly_hits[unseen[i]]
+            hits["total"] += 1
+            hits["lookup"] += neighbour_said[k][j] == gold
+            for seed in SEEDS:
+                hits[seed] += reader_said[seed][k][j] == gold
+results.record("unseen_pairs_pct", 100 * unseen_tokens / num_tokens)
+unseen_poly = results.record("unseen_pair_polyphones", poly_hits[True]["total"])
+print(f"  (previous character, character) pairs never seen in training: {unseen_tokens} of {num_tokens} test tokens "
+      f"({100 * unseen_tokens / num_tokens:.1f}%); they get the zero <unk> pair")  # fmt: skip
+for unseen, name in ((True, "unseen_pair"), (False, "seen_pair")):
+    hits = poly_hits[unseen]
+    tagger = results.record_runs(f"reader_{name}_poly", [100 * hits[seed] / hits["total"] for seed in SEEDS])
+    lookup = results.record(f"neighbour_lookup_{name}_poly", 100 * hits["lookup"] / hits["total"])
+    print(f"  polyphones whose pair was {'never seen' if unseen else 'seen':10} ({hits['total']:3}): tagger {tagger}; "
+          f"neighbour lookup {lookup:.1f}")  # fmt: skip
+assert poly_hits[True]["total"] + poly_hits[False]["total"] == baseline.num_polyphone_chars
+# the prose: on unseen pairs the tagger is ahead of the lookup on every seed; on seen pairs the two are level
+unseen_runs = [100 * poly_hits[True][seed] / poly_hits[True]["total"] for seed in SEEDS]
+assert min(unseen_runs) > 100 * poly_hits[True]["lookup"] / poly_hits[True]["total"]
+assert all(abs(poly_hits[False][seed] - poly_hits[False]["lookup"]) <= 3 for seed in SEEDS)  # within 3 polyphones
+
+# What each ingredient adds in weights: the pair table is large, the convolution small.
+reader_params = {}
+for arm in READER_ARMS:
+    settings = READER["settings"]["arms"][arm]
+    model = ReadingTagger(d_model=64, num_layers=2, positional=settings["positional"], pairs=settings["pairs"], conv=settings["conv"])
+    reader_params[arm] = results.record(f"reader_params_{arm}", sum(p.numel() for p in model.parameters()))
+print("  parameters: " + ", ".join(f"{arm} {n:,}" for arm, n in reader_params.items()))
+results.record("reader_conv_weights", reader_params["rope_conv"] - reader_params["rope"])
+assert reader_params["rope_conv"] - reader_params["rope"] == 4 * 64  # a width-3 filter and a bias per channel
 assert poly.low > 100 * baseline.polyphone_accuracy  # every seed beats the context-free reading
-for part in (reader_val, reader_test):  # the prose: on every seed, on the split the choices were made on and on test,
-    assert part["rope"].low > part["sinusoidal"].high  # RoPE ahead of sinusoidal positions,
-    assert part["rope_pairs"].low > part["rope"].high and part["rope_conv"].low > part["rope"].high  # each
-    assert part[CHOSEN].low >= 96  # neighbour ingredient helps alone, and the chosen tagger reaches 96%
-assert reader_val[CHOSEN].low <= reader_val["rope_conv"].high  # validation: pairs + conv not separated from conv
-assert reader_test[CHOSEN].low > max(reader_test["rope_pairs"].high, reader_test["rope_conv"].high)  # test: ahead
+# What the prose says, on every seed, on validation (where the choices were made) and on test:
+for part in (reader_val, reader_test):
+    assert part["rope"].low > part["sinusoidal"].high  # RoPE ahead of sinusoidal positions
+    assert part["rope_pairs"].low > part["rope"].high  # the pairs alone help
+    assert part["rope_conv"].low > part["rope"].high  # the convolution alone helps
+    assert part[CHOSEN].low > part["rope_pairs"].high  # the convolution on top of the pairs helps
+    assert part[CHOSEN].low >= 96  # the chosen tagger reaches the issue's 96%
+    assert min(part["rope_pairs"].low, part["rope_conv"].low) < 96  # and neither ingredient alone does
+# the pairs on top of the convolution: not separated on validation (lower on one seed), ahead on test
+chosen_val = [100 * reader_val_scores[s].polyphone_accuracy for s in SEEDS]
+assert sum(a < r["validation"]["polyphone_accuracy"] for a, r in zip(chosen_val, READER["runs"]["rope_conv"], strict=True)) == 1
+assert reader_test[CHOSEN].low > reader_test["rope_conv"].high
+assert reader_val[CHOSEN].low == max(runs.low for runs in reader_val.values())  # the rule: best worst seed
 longest = results.record("longest_sentence", max(len(s.chinese) for s in (*split.train, *split.validation, *split.test)))
 print(f"the longest sentence, all splits: {longest} characters (punctuation included)")
 assert reader_test["rope"].high < 100 * word_lookup.polyphone_accuracy < 100 * neighbour_lookup.polyphone_accuracy
 assert poly.low > 100 * neighbour_lookup.polyphone_accuracy  # with its neighbours given, above both lookups
+assert reader_val[CHOSEN].low > neighbour_val_poly  # on validation too
 
 # %% [markdown]
 # **Positions first**, on the validation split where the choice was made, without the neighbour embedding:
@@ -608,20 +679,31 @@ assert poly.low > 100 * neighbour_lookup.polyphone_accuracy  # with its neighbou
 # tagger uses it. Which of its differences from sinusoidal positions does it (the relative offset, or acting
 # inside every layer on queries and keys only) these runs do not separate.
 #
-# **Then the neighbours**, on validation, each arm against the RoPE tagger without them. The pair embedding
+# **Then the neighbours**, on validation, each arm against the RoPE tagger without them, all at the same
+# 500<!-- result: read_steps --> steps (under a third of the issue's 120 s budget). The pair embedding
 # alone lifts it to 95.7%<!-- result: reader_rope_pairs_val.min -->–96.7%<!-- result: reader_rope_pairs_val.max -->,
 # the convolution alone to 96.4%<!-- result: reader_rope_conv_val.min -->–97.3%<!-- result: reader_rope_conv_val.max -->,
 # both together to 96.9%<!-- result: reader_rope_pairs_conv_val.min -->–97.7%<!-- result: reader_rope_pairs_conv_val.max -->.
-# Each ingredient alone is ahead of the tagger without it on every seed. The pairs on top of the convolution
-# are *not* separated from the convolution alone on validation: the ranges overlap, and on one seed the
-# combination scores lower. On the test split the combination is ahead of both single ingredients on every
-# seed (96.4%<!-- result: reader_rope_pairs_conv_poly.min -->–97.0%<!-- result: reader_rope_pairs_conv_poly.max -->
+# Each ingredient alone is ahead of the tagger without it on every seed, and so is the convolution added to
+# the pairs. The pairs added to the convolution are *not* separated from the convolution alone on
+# validation: the ranges overlap, and on one seed the combination scores lower. On the test split the
+# combination is ahead of both single ingredients on every seed
+# (96.4%<!-- result: reader_rope_pairs_conv_poly.min -->–97.0%<!-- result: reader_rope_pairs_conv_poly.max -->
 # against 95.7%<!-- result: reader_rope_conv_poly.min -->–96.2%<!-- result: reader_rope_conv_poly.max --> for
 # the convolution and 96.0%<!-- result: reader_rope_pairs_poly.min -->–96.3%<!-- result: reader_rope_pairs_poly.max -->
 # for the pairs), but that split was seen when the combination was chosen, so read this as a hint, not a
-# finding. The combination is the only arm measured that reads 96% (the issue's target) of the polyphones or more on every seed
-# on both splits, in at most 36<!-- result: reader_seconds_max --> s of training per seed; that is why the
-# page uses it.
+# finding. The choice itself was made on the trial runs by the rule above (the best validation score of the
+# worst seed); on the shipped runs the same rule still picks the combination, which is also the only arm here
+# at 96% (the issue's target) or more on every seed on both splits, in at most
+# 36<!-- result: reader_seconds_max --> s of training per seed.
+#
+# What these runs do not show. Every arm had 500<!-- result: read_steps --> steps; whether the RoPE tagger,
+# or one ingredient alone, reaches 96% with the rest of the issue's 120 s was not measured, so "needed to
+# reach 96%" holds at this budget only. The pair table is no like-for-like control: it takes the tagger from
+# 389,500<!-- result: reader_params_rope --> parameters to 1,287,100<!-- result: reader_params_rope_pairs -->,
+# while the convolution adds 256<!-- result: reader_conv_weights -->, and a tagger as large without the pairs
+# was not run, so what the pairs add may be partly size. And RoPE against sinusoidal positions was measured
+# without the neighbour embedding only.
 #
 # **The test split, for the chosen tagger.** On every seed it beats the most frequent reading on
 # polyphones: 96.4%<!-- result: reader_poly.min --> to 97.0%<!-- result: reader_poly.max --> against
@@ -630,9 +712,11 @@ assert poly.low > 100 * neighbour_lookup.polyphone_accuracy  # with its neighbou
 # against the baseline's 101<!-- result: baseline_errors -->. Over all characters the gain is smaller
 # (97.5%<!-- result: reader_acc.min -->–97.7%<!-- result: reader_acc.max --> against
 # 95.2%<!-- result: baseline_acc -->), because most characters have one reading and the lexicon gets them
-# right either way. It is also above both lookups on every seed: the neighbour lookup
-# (95.8%<!-- result: neighbour_lookup_poly --> on the test split, 96.5%<!-- result: neighbour_lookup_val -->
-# on validation) and the word lookup (94.9%<!-- result: word_lookup_poly -->). The RoPE tagger without the
+# right either way. (Remember that this split was seen when the neighbour embedding was chosen: these are
+# optimistic numbers.) It is also above both lookups on every seed: the neighbour lookup
+# (95.8%<!-- result: neighbour_lookup_poly --> on the test split; on validation it reads
+# 96.5%<!-- result: neighbour_lookup_val -->, below the tagger's worst seed there) and the word lookup
+# (94.9%<!-- result: word_lookup_poly -->). The RoPE tagger without the
 # neighbour embedding stayed *below* both on every seed. On these short sentences (none longer than
 # 18<!-- result: longest_sentence --> characters) one neighbour carries most of the context, and counting
 # pairs in 3,467<!-- result: num_train --> training sentences finds it without training at all; attention
@@ -640,7 +724,15 @@ assert poly.low > 100 * neighbour_lookup.polyphone_accuracy  # with its neighbou
 # reads better than the count. How much of that is attention's these runs do not say: a tagger with the
 # neighbour embedding and no attention layers was not run. Nor is the pair table the whole story: a third
 # of the test tokens (32.6%<!-- result: unseen_pairs_pct -->) form a pair never seen in training and get the
-# zero `<unk>` pair, and there the convolution and the attention are what is left.
+# zero `<unk>` pair, and so do 279<!-- result: unseen_pair_polyphones --> of the
+# 936<!-- result: num_poly_test --> test polyphones. There the lookup can only fall back on the most frequent
+# reading and gets 88.9%<!-- result: neighbour_lookup_unseen_pair_poly --> of them right; the tagger, left
+# with the character, the convolution and attention, gets
+# 90.7%<!-- result: reader_unseen_pair_poly.min -->–92.1%<!-- result: reader_unseen_pair_poly.max -->, ahead
+# on every seed. On the polyphones whose pair was seen the two are level
+# (98.8%<!-- result: reader_seen_pair_poly.min -->–99.1%<!-- result: reader_seen_pair_poly.max --> against
+# 98.8%<!-- result: neighbour_lookup_seen_pair_poly -->). So most of the tagger's lead over the count comes
+# from pairs the count never saw.
 #
 # What it gets right and wrong, for the four characters of the introduction (the model of the first seed):
 
@@ -657,6 +749,24 @@ for sentence, guess in zip(split.test, predicted, strict=True):
                 f"{c} in {sentence.chinese:<22} true {gold:<6} model {said:<6} ({verdict}); "
                 f"most frequent reading {frequent}"
             )
+
+# %% [markdown]
+# One side effect of the convolution: in a padded batch the last token of a shorter sentence sees the
+# padding token's embedding on its right, where a sentence read alone sees zeros, so a reading may depend
+# on which sentences share the batch. For the first seed's model, reading the validation and test sentences
+# one at a time instead of in `read_aloud`'s padded batches changes
+# 2<!-- result: padding_changed_readings --> readings (the cell below). Setting the padding's vector to zero before the convolution would remove this; the shipped
+# runs were made without it.
+
+# %% tags=["nbval-ignore-output"]
+changed = 0
+for part in (split.validation, split.test):
+    alone, batched = read_aloud(model0, part, batch_size=1), read_aloud(model0, part)
+    changed += sum(a != b for one, many in zip(alone, batched, strict=True) for a, b in zip(one, many, strict=True))
+    assert abs(score_readings(alone, part, split.train).polyphone_accuracy
+               - score_readings(batched, part, split.train).polyphone_accuracy) < 0.005  # fmt: skip
+results.record("padding_changed_readings", changed)
+print(f"readings that change when each sentence is read alone (seed {SEEDS[0]}, validation and test): {changed}")
 
 # %%
 after_dao = sum(1 for t in split.train for prev, c, r in zip(" " + "".join(t.characters), t.characters, t.pinyin,
@@ -1163,8 +1273,10 @@ print(f"\nbaseline, seed 0: {exact} of {len(refs)} test sentences translated exa
 #   every seed, at the learning rate chosen for RoPE), but below a count of (previous character, character)
 #   pairs, 95.8%<!-- result: neighbour_lookup_poly --> without any training. Handed its neighbours before
 #   attention (a pair embedding and a width-3 convolution), the same encoder reads
-#   96.4%<!-- result: reader_poly.min -->–97.0%<!-- result: reader_poly.max --> in the same steps, above the
-#   count on every seed; each ingredient alone helps, and the test split was seen when the pair was chosen.
+#   96.4%<!-- result: reader_poly.min -->–97.0%<!-- result: reader_poly.max --> of the test polyphones in the
+#   same steps, above the count on every seed on both splits. Each ingredient alone helps at this budget; the
+#   pairs on top of the convolution were not separated on validation. The test split was seen when this
+#   combination was chosen, so its test score is optimistic, not a held-out estimate.
 # - BERT's recipe, measured small: pre-training on the unlabelled sentences put topic accuracy ahead on
 #   average with 5% and 20% of the labels, by about the test set's noise, and behind with 100%.
 # - Translation from 3,467<!-- result: num_train --> real pairs: training loss falls to near zero while

@@ -8,8 +8,10 @@ the test split, within 120 s of training per seed).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +57,14 @@ def test_each_control_differs_from_its_arm_in_one_setting(shipped: dict) -> None
              ("rope_pairs", "rope", "pairs"), ("rope_conv", "rope", "conv"), ("rope", "sinusoidal", "positional")]
     for arm, control, setting in pairs:
         assert {k for k in arms[arm] if arms[arm][k] != arms[control][k]} == {setting}, (arm, control)
+
+
+def test_the_file_ran_the_script_s_arms(shipped: dict) -> None:
+    """An edit to the benchmark's arms (or to the chapter's step count) without a re-run fails here."""
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "hsk_reader.py"
+    spec = importlib.util.spec_from_file_location("hsk_reader_script", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert shipped["settings"]["arms"] == module.ARMS and shipped["settings"]["seeds"] == list(module.SEEDS)
+    chapter = module.NOTEBOOK.read_text(encoding="utf-8")
+    assert f'READ_STEPS = results.record("read_steps", {shipped["settings"]["steps"]})' in chapter
