@@ -704,12 +704,13 @@ plt.show()
 # **34**<!-- result: acc_post -->% (**33**<!-- result: acc_post.min -->–**34**<!-- result: acc_post.max --> over
 # three seeds), it first reaches 99% at step **250**<!-- result: steps_post.min -->–**275**<!-- result: steps_post.max -->,
 # and at step 300 it is at **100**<!-- result: acc_post_300 -->% in every seed. The 50-step warm-up (dashed
-# curves) does not move post-norm off the plateau any earlier: at step 200 it is at
+# curves) does not take post-norm off the plateau by step 200: it is at
 # **34**<!-- result: acc_post_warmup -->% (**33**<!-- result: acc_post_warmup.min -->–**34**<!-- result: acc_post_warmup.max -->
 # over three seeds), the same as without warm-up. (That arm stops at step 200, so when it would reach 99% is
 # not measured here.) At this depth and learning rate the placement changed when the stack learned, not
 # whether, and the warm-up did not change the step-200 picture: the training budget, not warm-up, decided
-# what the comparison showed. A 200-step comparison alone would have read as "post-norm struggles". Post-norm's token similarity *rises* on its plateau, to
+# what the comparison showed. A 200-step comparison alone would have read as "post-norm struggles".
+# Post-norm's token similarity *rises* on its plateau, to
 # **0.94**<!-- result: sim_post --> at step 200, while pre-norm's, after it has solved the task, is
 # **0.05**<!-- result: sim_pre -->.
 
