@@ -113,7 +113,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("09_transformer_block", "65 M parameters"): "paper: Vaswani et al. 2017, Table 3",
     ("09_transformer_block", "4,000 warm-up steps"): "paper: Vaswani et al. 2017, §5.3",
     ("09_transformer_block", "1.05 M parameters"): "the seed article's claim, which the chapter then computes",
-    ("09_transformer_block", "200 steps"): "setting: the depth experiment's training budget",
+    ("09_transformer_block", "50 steps"): "setting: the no-residual arm's budget, the checkpoint compared",
+    ("09_transformer_block", "25 steps"): "setting: how often the depth experiment reads held-out accuracy",
+    ("09_transformer_block", "99%"): "definition: the threshold that steps_pre and steps_post count to",
     ("10_encoder_decoder", "50 steps"): "setting: the averaging window of final_loss",
     ("11_real_sentences", "5%"): "setting: the smallest label fraction (FRACTIONS); also the warm-up fraction",
     ("11_real_sentences", "20%"): "setting: a label fraction (FRACTIONS)",
@@ -154,6 +156,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("16_summary", "4×"): "structure: 4 gate blocks (the marked lstm_ratio)",
     ("16_summary", "3×"): "structure: 3 gate blocks (the marked gru_ratio)",
     ("16_summary", "10%"): "constant: MAX_RELATIVE_TOL of tformer.book.results, the tolerance rule",
+    ("16_summary", "50 steps"): "setting: chapter 09's no-residual budget, quoted with its result",
+    ("16_summary", "50 training steps"): "setting: the same budget of chapter 09, where its gradients are read",
 }
 
 
