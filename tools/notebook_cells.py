@@ -5,7 +5,7 @@ Usage: python tools/notebook_cells.py [--check] [notebooks/NN_name.py ...]
 The repository and branch come from ``[tool.tformer]`` in pyproject.toml, the one configurable place. The
 setup cell is a no-op locally; on Colab it clones the repository (a shallow copy of the branch) into
 ``/content/tformer``, pip-installs ``tformer`` from it with pip's default "only if needed" strategy, so the
-runtime's torch and numpy are never replaced (pyproject.toml declares loose lower bounds only), and changes to
+runtime's torch and numpy are kept when they meet pyproject.toml's loose lower bounds, and changes to
 its ``notebooks/`` folder: Colab opens a single notebook, and chapters 12 and 16 read other chapters' results
 manifests (``notebooks/results/``), which are not part of the package. ``--check`` changes nothing and exits 1 naming each
 notebook whose generated cells are missing or stale.
