@@ -406,10 +406,11 @@ print("step-by-step recurrence == causal linear attention: True")
 
 # %% [markdown]
 # Now the time curves: softmax attention (Dh = 64; one head on a CPU, eight on a GPU) against non-causal linear attention of the same
-# shape, n from 256 to 4096, timed as in chapter 13 (median CPU seconds on one thread; wall clock on a GPU).
+# shape, n from 256 to 4096, timed as in chapter 13 (median CPU seconds on one thread, all calls taking turns
+# round by round; wall clock on a GPU).
 
 # %% tags=["nbval-ignore-output"]
-from tformer.analysis.complexity import loglog_slope, median_time
+from tformer.analysis.complexity import loglog_slope, median_times
 
 clock = "wall" if BIG else "cpu"
 threads = torch.get_num_threads()
@@ -417,18 +418,19 @@ if not BIG:
     torch.set_num_threads(1)
 
 
-def timed(fn, repeats=5):
+def timed(*fns, repeats=5):
+    """Median seconds of each function; they take turns every round, so a load change hits all alike."""
     with torch.no_grad():
-        return median_time(fn, repeats=repeats, warmup=1, device=device, clock=clock)
+        return median_times(fns, repeats=repeats, warmup=1, device=device, clock=clock)
 
 
 seed_everything(0)
 n_lin = [256, 512, 1024, 2048, 4096] + ([8192] if BIG else [])
-times_lin = {"softmax attention": [], "linear attention": []}
-for n in n_lin:
-    q_t, k_t, v_t = (torch.randn(1, 8 if BIG else 1, n, 64, device=device) for _ in range(3))  # (B, H, n, Dh)
-    times_lin["softmax attention"].append(timed(partial(scaled_dot_product_attention, q_t, k_t, v_t)))
-    times_lin["linear attention"].append(timed(partial(linear_attention, q_t, k_t, v_t)))
+heads_lin = 8 if BIG else 1
+qkv_lin = {n: [torch.randn(1, heads_lin, n, 64, device=device) for _ in range(3)] for n in n_lin}  # (B, H, n, Dh)
+kernels = {"softmax attention": scaled_dot_product_attention, "linear attention": linear_attention}
+seconds = iter(timed(*(partial(fn, *qkv_lin[n]) for fn in kernels.values() for n in n_lin)))
+times_lin = {name: [next(seconds) for _ in n_lin] for name in kernels}
 # Fit regions: linear attention once its n·Dh² work outweighs fixed per-call overhead (the largest three n);
 # softmax attention from 256 to 2048 on a CPU (256–1024 alone gave 1.70 with two notebooks sharing the
 # machine; the last doubling, to 4096, costs more than ×4, see below), from 2048 on a GPU.
@@ -459,7 +461,7 @@ ax.set_xticks(n_lin, labels=[str(n) for n in n_lin])
 ax.minorticks_off()
 ax.set_xlabel("sequence length n (tokens)")
 ax.set_ylabel(f"median time ({'wall' if BIG else 'CPU'} ms)")
-ax.set_title(f"Dh = 64, {q_t.shape[1]} head(s): softmax O(n²) against linear O(n)")
+ax.set_title(f"Dh = 64, {heads_lin} head(s): softmax O(n²) against linear O(n)")
 ax.legend()
 plt.show()
 
@@ -543,8 +545,9 @@ _ = results.record("peak_fused_mib", peaks["torch fused SDPA"] / 2**20)
 # matrix is slower than the arithmetic on it; on a CPU the gain is smaller. Measured here:
 
 # %% tags=["nbval-ignore-output"]
-t_plain = timed(partial(scaled_dot_product_attention, q.to(device), k.to(device), v.to(device)))
-t_fused = timed(partial(torch.nn.functional.scaled_dot_product_attention, q.to(device), k.to(device), v.to(device)))
+on_device = [t.to(device) for t in (q, k, v)]
+t_plain, t_fused = timed(partial(scaled_dot_product_attention, *on_device),
+                         partial(torch.nn.functional.scaled_dot_product_attention, *on_device), repeats=9)
 print(f"plain formula {t_plain * 1e3:.2f} ms, torch fused {t_fused * 1e3:.2f} ms: "
       f"fused is {t_plain / t_fused:.2f}× as fast ({device.type}, {'wall' if BIG else 'CPU'} time)")
 assert t_fused < t_plain, "the fused kernel is no longer faster here"
@@ -968,17 +971,17 @@ print(f"median: {cost_2024:.2f}; "
 
 # %% [markdown]
 # In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block, the 2024 block reaches
-# **1.81**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
-# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.49**<!-- result: race_gap.min -->–**0.53**<!--
+# **1.75**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
+# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.55**<!-- result: race_gap.min -->–**0.59**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
 # block. The curves show how the gap opens: the 2017-style block flattens near the bigram level while the
 # 2024 block keeps falling. At half the budget the two stood at
-# **2.31**<!-- result: race_half_2024 --> (2024) and **2.44**<!-- result: race_half_2017 --> (2017-style).
+# **2.27**<!-- result: race_half_2024 --> (2024) and **2.44**<!-- result: race_half_2017 --> (2017-style).
 # The 2024 block is the *slower* model here: one of its steps costs
-# 1.14<!-- result: race_step_cost_rounds.min -->–1.39<!-- result: race_step_cost_rounds.max --> steps of the
+# 1.16<!-- result: race_step_cost_rounds.min -->–1.24<!-- result: race_step_cost_rounds.max --> steps of the
 # 2017 block in the timing rounds (their median set its steps), so it took
-# **154**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
-# step count the 2017-style runs stood at **2.39**<!-- result: race_2017_at_2024_steps --> nats per
+# **166**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
+# step count the 2017-style runs stood at **2.36**<!-- result: race_2017_at_2024_steps --> nats per
 # character (mean). And it caches half as many bytes per token.
 #
 # That slowness belongs to these implementations more than to the architecture. Counted from its weight

@@ -14,7 +14,8 @@ by B for a batch.
 | 1-D convolution, kernel k, d → d channels | 2·k·n·d² | O(k·n·d²) |
 | position-wise feed-forward, width F | 4·n·d·F | (§3.3) |
 
-Measuring tools: :func:`median_time` (wall-clock seconds, median over repeats after warm-up, CUDA-synchronised),
+Measuring tools: :func:`median_time` (wall-clock seconds, median over repeats after warm-up, CUDA-synchronised)
+and :func:`median_times` (several functions timed in turn, round by round, so load changes hit them alike),
 :func:`peak_tensor_bytes` (the most bytes held at once by tensors that torch operators *returned* during a call,
 on any device; scratch buffers a fused kernel allocates internally are invisible to it), :func:`matmul_gflops`
 (the machine's matrix-multiply rate, the ceiling the layers are compared with), :func:`count_operators` (how
@@ -50,6 +51,7 @@ __all__ = [
     "matmul_gflops",
     "maximum_path_length",
     "median_time",
+    "median_times",
     "peak_tensor_bytes",
     "rnn_flops",
     "self_attention_flops",
@@ -234,12 +236,46 @@ def median_time(
     on a shared machine cannot inflate by taking turns on the cores (run torch single-threaded for a clean
     measure of work). The median resists outliers. On CUDA pass ``device`` so each call is synchronised
     (kernels run asynchronously otherwise and the clock would stop too early); the CPU clock is meaningless
-    there and refused.
+    there and refused. To compare several functions use :func:`median_times`, which interleaves them.
 
     Raises:
         TypeError / ValueError: if ``repeats`` is not a positive int, ``warmup`` is negative, ``clock`` is
             unknown, or ``clock="cpu"`` is asked for on a CUDA device.
     """
+    return median_times([fn], repeats=repeats, warmup=warmup, device=device, clock=clock)[0]
+
+
+def median_times(
+    fns: Sequence[Callable[[], Any]],
+    *,
+    repeats: int = 7,
+    warmup: int = 2,
+    device: torch.device | str | None = None,
+    clock: Literal["wall", "cpu"] = "wall",
+) -> list[float]:
+    """Median seconds of each ``fns[i]()`` over ``repeats`` rounds, the functions timed in turn.
+
+    Each round calls every function once, in order, so a change in the machine's load (another program
+    starting, memory traffic from a neighbour) lands on all of them alike instead of on whichever was being
+    timed at that moment: ratios and fitted slopes between the results stay stable where timing one function
+    after the other would bend them. ``warmup`` untimed rounds come first. Clocks, CUDA synchronisation and
+    the median are as in :func:`median_time`.
+
+    Returns:
+        One median per function, in seconds, in the order of ``fns``.
+
+    Raises:
+        TypeError / ValueError: if ``fns`` is empty or holds something not callable, ``repeats`` is not a
+            positive int, ``warmup`` is negative, ``clock`` is unknown, or ``clock="cpu"`` is asked for on a
+            CUDA device.
+    """
+    if isinstance(fns, (str, bytes)) or not isinstance(fns, Sequence):
+        raise TypeError(f"fns: expected a sequence of callables, got {type(fns).__name__}")
+    if not fns:
+        raise ValueError("fns: expected at least one callable, got an empty sequence")
+    for i, fn in enumerate(fns):
+        if not callable(fn):
+            raise TypeError(f"fns[{i}]: expected a callable, got {type(fn).__name__}")
     check_int("repeats", repeats, 1)
     check_int("warmup", warmup, 0)
     check_choice("clock", clock, ("wall", "cpu"))
@@ -247,15 +283,17 @@ def median_time(
         raise ValueError("clock: expected 'wall' on a CUDA device ('cpu' measures CPU seconds), got 'cpu'")
     read = time.perf_counter if clock == "wall" else time.process_time
     for _ in range(warmup):
-        fn()
+        for fn in fns:
+            fn()
     _synchronize(device)
-    times = []
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
-        start = read()
-        fn()
-        _synchronize(device)
-        times.append(read() - start)
-    return statistics.median(times)
+        for fn, record in zip(fns, times, strict=True):
+            start = read()
+            fn()
+            _synchronize(device)
+            record.append(read() - start)
+    return [statistics.median(record) for record in times]
 
 
 def matmul_gflops(

@@ -4,6 +4,8 @@ memory formulas against the bytes of real tensors, and the measuring helpers on 
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -20,6 +22,7 @@ from tformer.analysis.complexity import (
     matmul_gflops,
     maximum_path_length,
     median_time,
+    median_times,
     peak_tensor_bytes,
     rnn_flops,
     self_attention_flops,
@@ -122,6 +125,10 @@ def test_sequential_operations_and_path_lengths() -> None:
         (lambda: attention_matrix_bytes(4, dtype="float32"), TypeError),
         (lambda: kv_cache_bytes(4, num_layers=1, num_kv_heads=0, head_dim=2), ValueError),
         (lambda: median_time(lambda: None, repeats=0), ValueError),
+        (lambda: median_times([], repeats=3), ValueError),
+        (lambda: median_times(lambda: None), TypeError),
+        (lambda: median_times([lambda: None, 3]), TypeError),
+        (lambda: median_times([lambda: None], clock="gpu"), ValueError),
         (lambda: loglog_slope([1.0], [2.0]), ValueError),
         (lambda: loglog_slope([1.0, 2.0], [0.0, 1.0]), ValueError),
     ],
@@ -143,6 +150,25 @@ def test_median_time_counts_calls_and_is_the_median() -> None:
     assert len(calls) == 7
     assert 0.0 <= seconds < 0.1
     assert matmul_gflops(64, repeats=3) > 0
+
+
+def test_median_times_interleaves_rounds_and_takes_each_median(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fake clock that only the timed functions advance: each call costs what its list says next.
+    now = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    order: list[str] = []
+
+    def costing(name: str, costs: list[float]) -> Callable[[], None]:
+        def fn() -> None:
+            order.append(name)
+            now[0] += costs.pop(0)
+
+        return fn
+
+    fast = costing("a", [9.0, 1.0, 5.0, 2.0])  # the first call is warm-up and is not timed
+    slow = costing("b", [9.0, 10.0, 30.0, 20.0])
+    assert median_times([fast, slow], repeats=3, warmup=1) == [2.0, 20.0]
+    assert order == ["a", "b"] * 4  # round by round, not all of a then all of b
 
 
 def test_peak_tensor_bytes_sees_intermediates_and_frees() -> None:
