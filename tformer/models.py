@@ -532,17 +532,16 @@ class Transformer(nn.Module):
         return beam_search(self, src, beam_size, max_len, bos_id, eos_id, length_penalty=length_penalty)
 
 
-def _check_stack_cache(module: nn.Module, args: tuple, kwargs: dict) -> None:
-    """``cache`` of a one-stack model: ``None`` or one :class:`KVCache` per layer, as ``new_cache()`` makes it.
+def _check_stack_cache(cache: object, layers: int) -> None:
+    """``cache`` of a one-stack model with ``layers`` layers: ``None`` or one :class:`KVCache` per layer, as
+    ``new_cache()`` makes it.
 
     Raises:
         TypeError: ``cache: expected a list of 2 KVCache (model.new_cache()), got tuple`` (an encoder–decoder
             cache, ``[None]``, a list of pairs). ValueError: a list of another length (``[]``).
     """
-    cache = kwargs.get("cache")
     if cache is None:
         return
-    layers = len(module.encoder.layers)
     wanted = f"a list of {layers} KVCache (model.new_cache())"
     if not isinstance(cache, list):
         raise TypeError(f"cache: expected {wanted}, got {type(cache).__name__}")
@@ -563,13 +562,12 @@ class _TokenStack(nn.Module):
         self.positional, rope = _positions(config)
         self.dropout = nn.Dropout(config.dropout)
         self.encoder = Encoder(config.num_layers, **_stack_settings(config), rope=rope)
-        # Checked before forward runs (forward reads cache[0] first); a hook keeps forward as the chapters show it.
-        self.register_forward_pre_hook(_check_stack_cache, with_kwargs=True)
 
     def forward(
         self, tokens: Tensor, *, causal: bool, cache: list[KVCache] | None = None
     ) -> tuple[Tensor, list[Tensor]]:
         config = self.config
+        _check_stack_cache(cache, len(self.encoder.layers))  # before cache[0] is read
         past = 0 if cache is None else len(cache[0])
         limit = None if config.positional in RELATIVE_POSITIONS else config.max_len
         _check_tokens("tokens", tokens, config.vocab_size, limit, offset=past)
