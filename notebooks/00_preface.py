@@ -53,7 +53,7 @@ if "google.colab" in sys.modules:
 # | how | command | what you get |
 # |---|---|---|
 # | JupyterLab, locally | `make lab` | installs everything into `.venv` the first time, then opens the notebooks |
-# | Colab (a GPU runtime optional) | the "Open in Colab" link at the top of each chapter | the first code cell installs `tformer` without touching Colab's torch; chapters that train use the GPU when there is one |
+# | Colab (a GPU runtime optional) | the "Open in Colab" link at the top of each chapter | the first code cell installs `tformer` without touching Colab's torch; chapters 01, 02, 07–14 and 16 use the GPU when there is one |
 # | HTML | `make html` | an offline book in `build/html/`, built from the stored outputs |
 # | as a test suite | `make test` | every notebook re-executed with nbval and compared with its stored outputs |
 #

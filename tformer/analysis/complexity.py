@@ -14,8 +14,9 @@ by B for a batch.
 | 1-D convolution, kernel k, d → d channels | 2·k·n·d² | O(k·n·d²) |
 | position-wise feed-forward, width F | 4·n·d·F | (§3.3) |
 
-Measuring tools: :func:`median_time` (wall-clock seconds, median over repeats after warm-up, CUDA-synchronised)
-and :func:`median_times` (several functions timed in turn, round by round, so load changes hit them alike),
+Measuring tools: :func:`median_time` (seconds on the wall clock or the CPU clock, median over repeats after
+warm-up, CUDA-synchronised) and :func:`median_times` (several functions timed in turn, round by round, so
+load changes hit them alike),
 :func:`peak_tensor_bytes` (the most bytes held at once by tensors that torch operators *returned* during a call,
 on any device; scratch buffers a fused kernel allocates internally are invisible to it), :func:`matmul_gflops`
 (the machine's matrix-multiply rate, the ceiling the layers are compared with), :func:`count_operators` (how
@@ -239,8 +240,9 @@ def median_time(
     there and refused. To compare several functions use :func:`median_times`, which interleaves them.
 
     Raises:
-        TypeError / ValueError: if ``repeats`` is not a positive int, ``warmup`` is negative, ``clock`` is
-            unknown, or ``clock="cpu"`` is asked for on a CUDA device.
+        TypeError / ValueError: if ``fn`` is not callable (reported as ``fns[0]``), ``repeats`` is not a
+            positive int, ``warmup`` is negative, ``clock`` is unknown, or ``clock="cpu"`` is asked for on a
+            CUDA device.
     """
     return median_times([fn], repeats=repeats, warmup=warmup, device=device, clock=clock)[0]
 
@@ -255,17 +257,20 @@ def median_times(
 ) -> list[float]:
     """Median seconds of each ``fns[i]()`` over ``repeats`` rounds, the functions timed in turn.
 
-    Each round calls every function once, in order, so a change in the machine's load (another program
-    starting, memory traffic from a neighbour) lands on all of them alike instead of on whichever was being
-    timed at that moment: ratios and fitted slopes between the results stay stable where timing one function
-    after the other would bend them. ``warmup`` untimed rounds come first. Clocks, CUDA synchronisation and
-    the median are as in :func:`median_time`.
+    Each round times every function once, in order, so a change in the machine's load that lasts longer
+    than a round (another program starting, memory traffic from a neighbour) lands on all of them alike
+    instead of on whichever was being timed at that moment. With several functions each timed call comes
+    right after an untimed call of the same function, so it finds the caches as that function leaves them,
+    not as the previous function in the round left them (a small product timed right after a large one
+    reads several times slower). ``warmup`` untimed rounds come first. Clocks, CUDA synchronisation and the median are as in
+    :func:`median_time`.
 
     Returns:
         One median per function, in seconds, in the order of ``fns``.
 
     Raises:
-        TypeError / ValueError: if ``fns`` is empty or holds something not callable, ``repeats`` is not a
+        TypeError / ValueError: if ``fns`` is not a sequence (a list or tuple; a generator or an
+            ``nn.ModuleList`` is refused), is empty or holds something not callable, ``repeats`` is not a
             positive int, ``warmup`` is negative, ``clock`` is unknown, or ``clock="cpu"`` is asked for on a
             CUDA device.
     """
@@ -289,6 +294,9 @@ def median_times(
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
         for fn, record in zip(fns, times, strict=True):
+            if len(fns) > 1:  # untimed: the timed call below then finds the caches as fn itself leaves them
+                fn()
+                _synchronize(device)
             start = read()
             fn()
             _synchronize(device)

@@ -128,6 +128,7 @@ def test_sequential_operations_and_path_lengths() -> None:
         (lambda: median_times([], repeats=3), ValueError),
         (lambda: median_times(lambda: None), TypeError),
         (lambda: median_times([lambda: None, 3]), TypeError),
+        (lambda: median_times(f for f in [lambda: None]), TypeError),
         (lambda: median_times([lambda: None], clock="gpu"), ValueError),
         (lambda: loglog_slope([1.0], [2.0]), ValueError),
         (lambda: loglog_slope([1.0, 2.0], [0.0, 1.0]), ValueError),
@@ -153,22 +154,29 @@ def test_median_time_counts_calls_and_is_the_median() -> None:
 
 
 def test_median_times_interleaves_rounds_and_takes_each_median(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A fake clock that only the timed functions advance: each call costs what its list says next.
-    now = [0.0]
-    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
-    order: list[str] = []
+    # A fake clock that only the functions advance. Each call costs what its list says next, plus a penalty
+    # when it follows a call of another function (cold caches): the untimed call before each timed one must
+    # keep that penalty out of every median.
+    now, last, order = [0.0], [""], []
 
     def costing(name: str, costs: list[float]) -> Callable[[], None]:
         def fn() -> None:
+            now[0] += costs.pop(0) + (100.0 if last[0] not in ("", name) else 0.0)
+            last[0] = name
             order.append(name)
-            now[0] += costs.pop(0)
 
         return fn
 
-    fast = costing("a", [9.0, 1.0, 5.0, 2.0])  # the first call is warm-up and is not timed
-    slow = costing("b", [9.0, 10.0, 30.0, 20.0])
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    # Per round: an untimed call (cost 0) then the timed one; one warm-up round before.
+    fast = costing("a", [0.0, 0.0, 1.0, 0.0, 5.0, 0.0, 2.0])
+    slow = costing("b", [0.0, 0.0, 10.0, 0.0, 30.0, 0.0, 20.0])
     assert median_times([fast, slow], repeats=3, warmup=1) == [2.0, 20.0]
-    assert order == ["a", "b"] * 4  # round by round, not all of a then all of b
+    assert order == ["a", "b"] + ["a", "a", "b", "b"] * 3  # round by round, not all of a then all of b
+    # One function alone needs no untimed call between its timed ones; the CPU clock is read the same way.
+    monkeypatch.setattr(time, "process_time", lambda: now[0])
+    last[0] = ""
+    assert median_times((costing("c", [4.0, 6.0, 5.0]),), repeats=3, warmup=0, clock="cpu") == [5.0]
 
 
 def test_peak_tensor_bytes_sees_intermediates_and_frees() -> None:
