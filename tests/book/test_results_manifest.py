@@ -157,6 +157,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("16_summary", "3×"): "structure: 3 gate blocks (the marked gru_ratio)",
     ("16_summary", "10%"): "constant: MAX_RELATIVE_TOL of tformer.book.results, the tolerance rule",
     ("16_summary", "50 steps"): "setting: chapter 09's no-residual budget, quoted with its result",
+    ("16_summary", "99%"): "definition: the held-out threshold that chapter 09's steps_pre counts to",
     ("16_summary", "50 training steps"): "setting: the same budget of chapter 09, where its gradients are read",
 }
 

@@ -162,8 +162,9 @@ class History:
             budget counts).
         wall_time_s: wall-clock seconds for the whole call, evaluation included.
         tokens_per_s: ``tokens / train_time_s``.
-        stop_reason: ``"max_steps"``, ``"max_epochs"``, ``"time_budget"``, or ``"batches_exhausted"`` when
-            ``batches`` was a one-shot iterator (a generator) that yielded nothing on a later pass.
+        stop_reason: ``"max_steps"``, ``"max_epochs"``, ``"time_budget"``, ``"target_reached"`` (``stop_when``
+            accepted an evaluation), or ``"batches_exhausted"`` when ``batches`` was a one-shot iterator (a
+            generator) that yielded nothing on a later pass.
     """
 
     losses: list[float] = field(default_factory=list)
@@ -321,13 +322,15 @@ def train(
     clip_grad_norm: float | None = 1.0,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
     eval_every: int | None = None,
+    stop_when: Callable[[dict[str, float]], bool] | None = None,
     device: torch.device | str | None = None,
     seed: int | None = 0,
     progress: bool = True,
     desc: str = "train",
     clock: Callable[[], float] = time.perf_counter,
 ) -> History:
-    """Train ``model`` until the first of ``max_steps``, ``max_epochs`` or ``time_budget_s`` runs out.
+    """Train ``model`` until the first of ``max_steps``, ``max_epochs`` or ``time_budget_s`` runs out, or until
+    ``stop_when`` accepts an evaluation.
 
     Each step: ``loss, n = loss_fn(model, batch)``, backward, clip the global gradient norm to
     ``clip_grad_norm`` (Pascanu et al. 2013), ``optimizer.step()``, ``scheduler.step()``. ``batches`` is
@@ -347,6 +350,10 @@ def train(
         clip_grad_norm: max global gradient norm, or None for no clipping.
         evaluate: ``model -> {metric: value}``.
         eval_every: steps between evaluations (None: once per epoch).
+        stop_when: ``metrics -> bool``, called with each evaluation's metrics; training stops after the first
+            evaluation for which it returns True (``stop_reason == "target_reached"``), e.g.
+            ``lambda m: m["accuracy"] >= 0.99`` to train until a held-out accuracy is reached. Needs
+            ``evaluate``.
         device: default :func:`tformer.book.environment.get_device` (CUDA when present, else CPU).
         seed: seeds Python, NumPy and torch before the first step (dropout, data order); None leaves them.
         progress: show a tqdm text bar (on stderr, in Jupyter and in a terminal alike).
@@ -360,8 +367,9 @@ def train(
         A :class:`History`.
 
     Raises:
-        ValueError: if no budget is given, a budget or ``lr`` is not positive, the batches are empty, or the
-            loss is not finite (the message names the step).
+        ValueError: if no budget is given, a budget or ``lr`` is not positive, the batches are empty, the
+            loss is not finite (the message names the step), or ``stop_when`` is given without ``evaluate``.
+        TypeError: if ``stop_when`` is given and not callable.
 
     A one-shot iterator (a generator) as ``batches`` trains for one pass; when it is spent, training stops
     with ``stop_reason == "batches_exhausted"`` (pass a list or a re-iterable to train for several epochs).
@@ -377,6 +385,11 @@ def train(
             check_number(name, value, 0.0, open_min=True)
     if eval_every is not None:
         check_int("eval_every", eval_every, 1)
+    if stop_when is not None:
+        if not callable(stop_when):
+            raise TypeError(f"stop_when: expected a callable metrics -> bool, got {type(stop_when).__name__}")
+        if evaluate is None:
+            raise ValueError("stop_when: expected an evaluate function to read the metrics from, got evaluate=None")
     if optimizer is None:
         check_number("lr", lr, 0.0, open_min=True)
     if device is None:
@@ -393,10 +406,11 @@ def train(
     wall_start, start = time.perf_counter(), clock()
     eval_time = 0.0
 
-    def run_eval() -> None:
+    def run_eval() -> bool:
+        """Evaluate (if there is an ``evaluate``); return whether ``stop_when`` accepts the metrics."""
         nonlocal eval_time
         if evaluate is None:
-            return
+            return False
         t0 = clock()
         trained_s = t0 - start - eval_time  # training seconds so far, before this evaluation's cost
         was_training = model.training
@@ -408,6 +422,7 @@ def train(
         history.eval_metrics.append(metrics)
         history.eval_seconds.append(trained_s)
         eval_time += clock() - t0
+        return stop_when is not None and bool(stop_when(metrics))
 
     def out_of_time() -> bool:
         return time_budget_s is not None and clock() - start - eval_time >= time_budget_s
@@ -446,9 +461,10 @@ def train(
             bar.update(1)
             if history.steps % 10 == 0 or history.steps == 1:
                 bar.set_postfix(loss=f"{history.losses[-1]:.3f}", refresh=False)
-            if eval_every is not None and history.steps % eval_every == 0:
-                run_eval()
-            if max_steps is not None and history.steps >= max_steps:
+            reached = eval_every is not None and history.steps % eval_every == 0 and run_eval()
+            if reached:
+                stop_reason = "target_reached"
+            elif max_steps is not None and history.steps >= max_steps:
                 stop_reason = "max_steps"
             elif max_epochs is not None and n_batches and history.epochs >= max_epochs:
                 stop_reason = "max_epochs"
@@ -467,8 +483,8 @@ def train(
             history.epochs = float(epoch)
             if not stop_reason and max_epochs is not None and epoch >= max_epochs:
                 stop_reason = "max_epochs"
-            if eval_every is None and not stop_reason:
-                run_eval()
+            if eval_every is None and not stop_reason and run_eval():
+                stop_reason = "target_reached"
     bar.close()
     history.train_time_s = clock() - start - eval_time
     if evaluate is not None and (not history.eval_steps or history.eval_steps[-1] != history.steps):

@@ -111,6 +111,34 @@ def test_history_budgets_and_evaluation(capsys):
     assert capsys.readouterr().out == ""  # library code never prints
 
 
+def test_stop_when_ends_training_at_the_first_accepted_evaluation():
+    # The metric counts evaluations; stopping at the third one (step 6 with eval_every=2) leaves the history of
+    # exactly those 6 steps, the same as a run with max_steps=6: stopping early changes nothing before the stop.
+    seen = []
+
+    def evaluate(model):
+        seen.append(len(seen) + 1)
+        return {"evaluations": float(len(seen))}
+
+    h = train(_Linear(), _regression_batches(), _mse, max_steps=100, eval_every=2, evaluate=evaluate,
+              stop_when=lambda m: m["evaluations"] >= 3, progress=False, device="cpu")
+    assert h.stop_reason == "target_reached" and h.steps == 6 and h.eval_steps == [2, 4, 6] and seen == [1, 2, 3]
+    plain = train(_Linear(), _regression_batches(), _mse, max_steps=6, progress=False, device="cpu")
+    assert h.losses == plain.losses
+    never = train(_Linear(), _regression_batches(), _mse, max_steps=5, eval_every=2, evaluate=lambda m: {"v": 0.0},
+                  stop_when=lambda m: False, progress=False, device="cpu")
+    assert never.stop_reason == "max_steps" and never.eval_steps == [2, 4, 5]
+    per_epoch = train(_Linear(), _regression_batches(), _mse, max_epochs=5, evaluate=lambda m: {"v": 1.0},
+                      stop_when=lambda m: m["v"] > 0.5, progress=False, device="cpu")
+    assert per_epoch.stop_reason == "target_reached" and per_epoch.steps == 8 and per_epoch.eval_steps == [8]
+    with pytest.raises(ValueError, match="stop_when"):
+        train(_Linear(), _regression_batches(), _mse, max_steps=2, stop_when=lambda m: True, progress=False,
+              device="cpu")
+    with pytest.raises(TypeError, match="stop_when"):
+        train(_Linear(), _regression_batches(), _mse, max_steps=2, evaluate=lambda m: {"v": 0.0}, stop_when=0.99,
+              progress=False, device="cpu")
+
+
 def test_eval_seconds_exclude_evaluation_time():
     # Each evaluation sleeps 0.2 s; the training clock at the evaluations must not include those sleeps.
     def slow_evaluate(model):
