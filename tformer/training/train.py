@@ -351,8 +351,13 @@ def train(
         evaluate: ``model -> {metric: value}``.
         eval_every: steps between evaluations (None: once per epoch).
         stop_when: ``metrics -> bool``, called with each evaluation's metrics; training stops after the first
-            evaluation for which it returns True (``stop_reason == "target_reached"``), e.g.
-            ``lambda m: m["accuracy"] >= 0.99`` to train until a held-out accuracy is reached. Needs
+            evaluation for which it returns True (``stop_reason == "target_reached"``; the last entry of
+            ``eval_metrics`` is the accepted one, and no further evaluation follows), e.g.
+            ``lambda m: m["accuracy"] >= 0.99`` to train until a held-out accuracy is reached: the
+            time-to-accuracy measure of DAWNBench (Coleman et al. 2017) and MLPerf Training (Mattson et al.
+            2020), not patience-based early stopping (Prechelt 1998). When a step budget or the time budget
+            runs out at the same step as the target is reached, the target wins. The score at the stop was
+            chosen on the evaluation data, so it is not an unbiased estimate of that score. Needs
             ``evaluate``.
         device: default :func:`tformer.book.environment.get_device` (CUDA when present, else CPU).
         seed: seeds Python, NumPy and torch before the first step (dropout, data order); None leaves them.
@@ -488,7 +493,8 @@ def train(
     bar.close()
     history.train_time_s = clock() - start - eval_time
     if evaluate is not None and (not history.eval_steps or history.eval_steps[-1] != history.steps):
-        run_eval()
+        if run_eval():  # a budget ran out at the step the target was reached: the target wins, as above
+            stop_reason = "target_reached"
     history.wall_time_s = time.perf_counter() - wall_start
     history.tokens_per_s = history.tokens / max(history.train_time_s, 1e-9)
     history.stop_reason = stop_reason

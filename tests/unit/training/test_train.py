@@ -131,6 +131,34 @@ def test_stop_when_ends_training_at_the_first_accepted_evaluation():
     per_epoch = train(_Linear(), _regression_batches(), _mse, max_epochs=5, evaluate=lambda m: {"v": 1.0},
                       stop_when=lambda m: m["v"] > 0.5, progress=False, device="cpu")
     assert per_epoch.stop_reason == "target_reached" and per_epoch.steps == 8 and per_epoch.eval_steps == [8]
+    # Ties: the target wins over a budget that runs out at the same step, whichever evaluation sees it.
+    calls = []
+
+    def second_is_enough(model):
+        calls.append(1)
+        return {"n": float(len(calls))}
+
+    tie = train(_Linear(), _regression_batches(), _mse, max_steps=4, eval_every=2, evaluate=second_is_enough,
+                stop_when=lambda m: m["n"] >= 2, progress=False, device="cpu")
+    assert tie.stop_reason == "target_reached" and tie.eval_steps == [2, 4] and tie.steps == 4
+    epochs_tie = train(_Linear(), _regression_batches(), _mse, max_epochs=1, evaluate=lambda m: {"v": 1.0},
+                       stop_when=lambda m: True, progress=False, device="cpu")
+    assert epochs_tie.stop_reason == "target_reached" and epochs_tie.eval_steps == [8]
+    assert len(epochs_tie.eval_metrics) == 1
+    count = []
+
+    def counting(model):
+        count.append(1)
+        return {"n": float(len(count))}
+
+    last_only = train(_Linear(), _regression_batches(), _mse, max_steps=5, eval_every=2, evaluate=counting,
+                      stop_when=lambda m: m["n"] >= 3, progress=False, device="cpu")
+    assert last_only.stop_reason == "target_reached" and last_only.eval_steps == [2, 4, 5]  # the off-cadence one
+    ticks = iter(range(1000))  # a fake clock: every reading is one second later
+    timed = train(_Linear(), _regression_batches(), _mse, time_budget_s=3.0, eval_every=100,
+                  evaluate=lambda m: {"v": 1.0}, stop_when=lambda m: True, clock=lambda: float(next(ticks)),
+                  progress=False, device="cpu")
+    assert timed.stop_reason == "target_reached" and timed.eval_steps == [timed.steps] and timed.steps < 100
     with pytest.raises(ValueError, match="stop_when"):
         train(_Linear(), _regression_batches(), _mse, max_steps=2, stop_when=lambda m: True, progress=False,
               device="cpu")
