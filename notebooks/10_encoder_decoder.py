@@ -52,7 +52,8 @@ if "google.colab" in sys.modules:
 # - what the model looks at: the cross-attention heatmap that aligns 垫子 with "mat", and the encoder and
 #   decoder self-attention of every layer and head;
 # - the KV cache: proven to give the same tokens as recomputation, and timed;
-# - how the Transformer compares with chapter 02's RNN translators trained on the same data for the same time.
+# - how the Transformer compares with chapter 02's RNN translator with attention, trained on the same (short)
+#   sentences for the same measured time.
 #
 # **Prerequisites:** chapters 02 (the RNN encoder-decoder and its bottleneck), 06 (masks), 07 (multi-head
 # attention), 08 (positional encoding) and 09 (the block).
@@ -114,7 +115,7 @@ print(f"device: {device.type}")
 # The first row is what separates this model from chapter 02's first RNN translator, which handed the decoder
 # a single context vector (chapter 02's second, with Bahdanau attention, also kept one vector per word). The
 # other differences are the ones the previous chapters built: no recurrence, self-attention in both teams,
-# several layers. The end of this chapter trains all three side by side.
+# several layers. The end of this chapter races the Transformer against the RNN with attention.
 #
 # The figure draws the factory: follow the dashed orange line, the cross-attention by which every writing
 # room reads the whole filing cabinet, and the dashed blue loop that feeds each word written back in as the
@@ -272,7 +273,7 @@ assert padding_effect < 1e-5 and future_effect < 1e-6 and later_effect > 0.1
 # 09's 16-layer stack they left the early plateau sooner than the paper's post-norm; at 2 + 2 layers the
 # two were not compared), no dropout (the corpus is clean and the
 # budget short). The optimiser is the paper's Adam with β = (0.9, 0.98) and a learning-rate warm-up (§5.3);
-# after the warm-up the rate falls linearly to zero at the last step, which suits a run of a few thousand
+# after the warm-up the rate falls linearly to zero at the last step, which suits a run of a few hundred
 # steps better than the paper's slow 1/√step decay, designed for 100,000. The shared loop of chapter 02 does
 # the rest: shuffled batches (`pool=8`: each batch is cut from a length-sorted pool of 8 batches, so little
 # compute goes to padding), gradient clipping, a progress bar, and a `History` of every step. On a GPU
@@ -300,7 +301,7 @@ show_source(Transformer.forward, docstrings=False)
 D_MODEL = 128 if BIG else 64
 MODEL_SIZES = dict(d_model=D_MODEL, num_heads=4, num_encoder_layers=2, num_decoder_layers=2,
                    d_ff=4 * D_MODEL, dropout=0.0, max_len=128, norm_first=True)  # fmt: skip
-STEPS = 3000 if BIG else 1400  # optimiser steps of 64 sentences
+STEPS = 3000 if BIG else 700  # optimiser steps of 64 sentences
 PEAK_LR, WARMUP_STEPS = 5e-3, 100
 
 
@@ -324,7 +325,7 @@ first_loss = results.record("first_loss", history.losses[0])  # seeded, before a
 print(f"{history.steps} steps ({history.epochs:.1f} epochs) in {history.train_time_s:.0f} s, "
       f"{history.tokens_per_s:,.0f} target tokens/s; loss {history.losses[0]:.2f} -> {final_loss:.1e} nats/token")
 # The final loss moves by tens of per cent from CPU to CPU at this size, so the text quotes the bound checked here.
-assert history.steps == STEPS and final_loss < 1e-3
+assert history.steps == STEPS and final_loss < 1e-2
 
 # %% tags=["nbval-ignore-output"]
 fig, (ax_loss, ax_lr) = plt.subplots(1, 2, figsize=(11, 3.5))
@@ -343,7 +344,7 @@ plt.show()
 # %% [markdown]
 # The loss falls from 4.9<!-- result: first_loss --> nats per token at the first step (a little above
 # ln V = 4.48<!-- result: ln_v -->, the loss when every Chinese word is equally likely: the untrained model's
-# output is not exactly uniform) to below 10⁻³ (the mean of the last 50 steps, the bound the cell asserts); the learning rate climbs linearly for
+# output is not exactly uniform) to below 10⁻² (the mean of the last 50 steps, the bound the cell asserts); the learning rate climbs linearly for
 # the warm-up steps, then falls linearly to zero. The cell above prints how long training took in the stored
 # run (on a 2-core CPU shared with other jobs, so an upper bound); the step count, not the clock, decides the
 # result.
@@ -412,8 +413,10 @@ _ = results.record("p_mat", p_mat, tol=0.02)
 # %%
 long_test = sorted(corpus.test, key=lambda pair: -len(pair[0].split()))[:64]  # the 64 longest test sentences
 long_src = pad_sequences([source_ids(en) for en, _ in long_test]).to(device)  # (64, S)
-greedy_out = greedy_decode(model, long_src, 100, BOS_ID, EOS_ID)  # (64, L)
-beam1_out = beam_search(model, long_src, 1, 100, BOS_ID, EOS_ID)  # (64, L)
+# an output may run on without <eos>: stop it 10 words past the longest reference (EOS included)
+max_out = max(len(zh.split()) for _, zh in long_test) + 11
+greedy_out = greedy_decode(model, long_src, max_out, BOS_ID, EOS_ID)  # (64, L)
+beam1_out = beam_search(model, long_src, 1, max_out, BOS_ID, EOS_ID)  # (64, L)
 assert torch.equal(greedy_out, beam1_out)
 print("beam search with K = 1 gives exactly the greedy tokens:", torch.equal(greedy_out, beam1_out))
 
@@ -423,7 +426,7 @@ def exact_matches(out: torch.Tensor, pairs: list[tuple[str, str]]) -> int:
     return sum(tgt_vocab.decode(row) == zh.split() for row, (_, zh) in zip(out.cpu(), pairs, strict=True))
 
 
-beam_outputs = {1: greedy_out, **{K: beam_search(model, long_src, K, 100, BOS_ID, EOS_ID) for K in (2, 4)}}
+beam_outputs = {1: greedy_out, **{K: beam_search(model, long_src, K, max_out, BOS_ID, EOS_ID) for K in (2, 4)}}
 beam_hits, beam_changed = {}, {}
 for K, out in beam_outputs.items():
     beam_hits[K] = exact_matches(out, long_test)
@@ -437,13 +440,14 @@ results.record("beam_full_hits_k4", beam_hits[4])
 _ = results.record("beam_full_changed_k4", beam_changed[4])
 
 # %% [markdown]
-# For this model beam search changes nothing here: with K = 4, 0<!-- result: beam_full_changed_k4 --> of
-# the 64 outputs differ from the greedy ones, and K = 4 gets 57<!-- result: beam_full_hits_k4 --> of them
-# exactly right, as greedy does (57<!-- result: beam_full_hits_k1 -->), while doing up to K times the
-# decoder's work. With one right answer per sentence and a well-trained model, the greedy choice is almost
-# always also the most probable sentence, so there is little for the beam to find. Section 12 tries
-# it on models trained for a few seconds, which are less sure of themselves. The rest of the chapter decodes
-# greedily.
+# For this model the beam does not help here: with K = 4, 9<!-- result: beam_full_changed_k4 --> of the 64
+# outputs differ from the greedy ones, and K = 4 gets 32<!-- result: beam_full_hits_k4 --> of them exactly
+# right against greedy's 34<!-- result: beam_full_hits_k1 -->, while doing up to K times the decoder's work.
+# The beam returns the sentence the model scores best (with the length penalty); where that differs from the
+# greedy one, it was wrong at least as often here, so these errors lie in the model's scores, which a wider
+# search does not repair. (One seed and 64 sentences: this shows the beam need not help, not that it usually
+# hurts.) Section 12 tries it on models
+# trained for a few seconds, on shorter sentences. The rest of the chapter decodes greedily.
 #
 # ## 8. How good is it? Exact match, BLEU, and sentence length
 #
@@ -459,7 +463,7 @@ print(f"held-out combinations: exact match {combos.exact_match:.2%}, BLEU {combo
 print(f"{'source words':>13} {'sentences':>10} {'exact match':>12}")
 for bucket in report.buckets:
     print(f"{bucket.label:>13} {bucket.count:>10} {bucket.accuracy:>12.2%}")
-assert report.exact_match >= 0.98, report.exact_match
+assert report.exact_match >= 0.96, report.exact_match
 results.record("test_em", 100 * report.exact_match, tol=1.0)
 results.record("test_bleu", report.bleu, tol=1.0)
 results.record("combo_em", 100 * combos.exact_match, tol=2.0)
@@ -486,14 +490,17 @@ for s, r, h in wrong[:3]:
     print(f"  EN  {s}\n  REF {r}\n  OUT {h}\n")
 
 # %% [markdown]
-# The model translates 99.7%<!-- result: test_em --> of the test sentences exactly (BLEU
-# 99.9<!-- result: test_bleu -->) and 98.1%<!-- result: combo_em --> of the sentences whose word pairings
-# ("white cat", "eat cake") it never saw together: it generalises beyond the phrases it was trained on.
-# Length still costs it: exact match is 100.0%<!-- result: em_bucket_0 --> up to 10 words and
-# 99.8%<!-- result: em_bucket_2 --> for 21–30 words, but 88.9%<!-- result: em_bucket_3 --> for the
-# 54<!-- result: n_bucket_3 --> sentences of 31 words or more (98.6%<!-- result: em_over_20 --> over all
-# sentences longer than 20 words). One seed,
-# one run: the longest bucket is small, and each of its sentences moves it by almost two points.
+# The model translates 97.3%<!-- result: test_em --> of the test sentences exactly (BLEU
+# 99.3<!-- result: test_bleu -->) and 92.0%<!-- result: combo_em --> of the sentences whose word pairings
+# ("white cat", "eat cake") it never saw together: it generalises beyond the phrases it was trained on, if
+# less well. Length costs it most: exact match is 99.9%<!-- result: em_bucket_0 --> up to 10 words and
+# 94.0%<!-- result: em_bucket_2 --> for 21–30 words, but only 50.0%<!-- result: em_bucket_3 --> for the
+# 54<!-- result: n_bucket_3 --> sentences of 31 words or more (89.2%<!-- result: em_over_20 --> over all
+# sentences longer than 20 words). The wrong outputs printed above show how: a long sentence comes out right
+# for most of its length, then a clause is dropped, or words are added or swapped. One seed, one run, at this
+# budget (about two epochs, kept short so the chapter runs in a few minutes): the longest bucket is small,
+# each of its sentences moves it by almost two points, and a longer run may well close part of the gap; this
+# chapter did not measure that.
 
 # %% [markdown]
 # ## 9. Where does 垫子 look? The cross-attention heatmap
@@ -600,13 +607,10 @@ print("cached step-by-step logits = full recomputation (atol 1e-5):", tuple(step
 
 # %% tags=["nbval-ignore-output"]
 timings = {}
-for use_cache in (False, True):
-    best = float("inf")
-    for _ in range(2):  # best of two, to damp noise from other programs
-        t0 = time.perf_counter()
-        out = greedy_decode(model, long_src, 100, BOS_ID, EOS_ID, use_cache=use_cache)
-        best = min(best, time.perf_counter() - t0)
-    timings[use_cache] = (best, out)
+for use_cache in (False, True):  # timed once each: the factor is not quoted, only its direction
+    t0 = time.perf_counter()
+    out = greedy_decode(model, long_src, max_out, BOS_ID, EOS_ID, use_cache=use_cache)
+    timings[use_cache] = (time.perf_counter() - t0, out)
 assert torch.equal(timings[True][1], timings[False][1]) and torch.equal(timings[True][1], greedy_out)
 speedup = timings[False][0] / timings[True][0]
 print(f"{timings[True][1].shape[1]} decoding steps for 64 sentences: without cache {timings[False][0]:.2f} s, "
@@ -622,48 +626,60 @@ assert speedup > 1.0
 # costs (Python, launching each operator) that a cache cannot remove, and those weigh less as the model
 # grows.
 #
-# ## 12. Against chapter 02's RNNs, at equal measured training time
+# ## 12. Against chapter 02's RNN with attention, at equal measured training time
 #
 # Chapter 02 translated with an RNN encoder-decoder, first through a single context vector (the bottleneck),
-# then with Bahdanau attention. Here all three get the same data, loss, loop and schedule shape (warm-up over
-# the first tenth of the steps, then linear decay to zero) and the same training *time*, measured rather than
-# guessed. The budget is the time the Transformer takes for 270<!-- result: tf_budget_steps --> steps; each
-# RNN gets as many steps as fit into that time. To find them, a few training steps of each model are timed at
-# the start, in turns (`step_cost_ratios`: a change in the machine's load hits all three alike), and their ratio sets the
+# then with Bahdanau attention, which, like the Transformer, keeps one vector per source word. Here the
+# Transformer races the stronger of the two, the Bahdanau GRU: the same data, loss, loop and schedule shape
+# (warm-up over the first tenth of the steps, then linear decay to zero) and the same training *time*,
+# measured rather than guessed. The fixed-context RNN is left out: chapter 02 already compares it with the
+# Bahdanau RNN, and a third arm would cost this chapter a third more running time.
+#
+# The race runs on a cheaper setting than section 5, to fit three seeds of each model into about a minute:
+# the training pairs whose English side has at most 10<!-- result: race_max_words --> words
+# (6,877<!-- result: race_n_train --> of the 21,000<!-- result: n_train --> pairs, 7.2<!-- result: race_mean_words --> words on
+# average), batches of 32 sentences, and scores on short sentences only (the first 100 such validation
+# sentences during training, the first 300 such test sentences at the end). On short sentences both models
+# leave the floor within a budget this short (the table below), so the race can show which learns faster. It
+# says nothing about long sentences.
+#
+# The budget is the time the Transformer takes for 150<!-- result: tf_budget_steps --> steps; the RNN gets as
+# many steps as fit into that time. To find them, a few training steps of each model are timed at the start,
+# in turns (`step_cost_ratios`: a change in the machine's load hits both alike), and their ratio sets the
 # steps. We do not give each model a fixed number of seconds: how many steps fit into a second moves with the
 # machine's speed and with whatever else it is running, and at this budget the result moves steeply with the
-# number of steps (the curves below), so the stored numbers would not repeat. A ratio of step costs timed side
-# by side moves much less. The clock is this process's CPU time (`time.process_time`) when torch uses one
-# thread, as the stored run does, and the wall clock with several threads (whose CPU times add up) or on a
-# GPU (`BIG`).
-#
-# Each model trains from three seeds (initial weights and batch order). During each run it is scored on 100
-# validation sentences (each RNN after a third, two thirds and all of its steps; the Transformer after half
-# and all of the Bahdanau RNN's steps, and at its end), so the curves below show exact match against training
-# seconds, not only at the end of the budget; at the end it is scored on the first 1,000 test sentences (half the test split: the spread between seeds is wider than what the other half
-# would add). What differs between the three arms, besides the architecture: the parameter count (printed
+# number of steps (the curves below), so the stored numbers would not repeat. A ratio of step costs timed
+# side by side moves much less. The clock is this process's CPU time (`time.process_time`) when torch uses
+# one thread, as the stored run does, and the wall clock with several threads (whose CPU times add up) or on
+# a GPU (`BIG`). What differs between the two arms, besides the architecture: the parameter count (printed
 # below), the optimiser's settings (the Transformer keeps section 5's Adam, peak rate 5e-3 and β₂ = 0.98; the
-# RNNs keep chapter 02's Adam at 3e-3), and so the number of steps each fits into the budget.
+# RNN keeps chapter 02's Adam at 3e-3), and so the number of steps each fits into the budget.
 
 # %%
-TF_STEPS = 1000 if BIG else 270  # the budget: the time of this many Transformer steps, per model and seed
-COMPARE_BATCH = 32  # sentences per step: half of section 5's batches, for more steps in a short budget
+TF_STEPS = 1000 if BIG else 150  # the budget: the time of this many Transformer steps, per model and seed
+RACE_MAX_WORDS = 10  # the race uses the pairs whose English side has at most this many words
+COMPARE_BATCH = 32  # sentences per step
 SEEDS = (0, 1, 2)
-NAMES = ("fixed context", "Bahdanau", "Transformer")
-curve_pairs = corpus.validation[:100]  # scored during training
-compare_test = corpus.test[:1000]  # scored at the end: half the test split (the splits are random samples)
+NAMES = ("Bahdanau", "Transformer")
+race_train = [pair for pair in corpus.train if len(pair[0].split()) <= RACE_MAX_WORDS]
+race_src = [src_vocab.encode(en.split(), strict=True) for en, _ in race_train]
+race_tgt = [tgt_vocab.encode(zh.split(), strict=True) for _, zh in race_train]
+curve_pairs = [p for p in corpus.validation if len(p[0].split()) <= RACE_MAX_WORDS][:100]  # scored during training
+compare_test = [p for p in corpus.test if len(p[0].split()) <= RACE_MAX_WORDS][:300]  # scored at the end
+results.record("race_max_words", RACE_MAX_WORDS)
+results.record("race_n_train", len(race_train))
+_ = results.record("race_mean_words", sum(len(en.split()) for en, _ in race_train) / len(race_train))
 
 
 def build(name: str) -> torch.nn.Module:
-    """A fresh model of the comparison (seed first): chapter 02's two RNNs or this chapter's Transformer."""
+    """A fresh model of the race (seed first): chapter 02's Bahdanau RNN or this chapter's Transformer."""
     if name == "Transformer":
         return Transformer(len(src_vocab), len(tgt_vocab), **MODEL_SIZES)
-    attention = "bahdanau" if name == "Bahdanau" else None
-    return Seq2SeqRNN(len(src_vocab), len(tgt_vocab), emb_dim=64, hidden_size=128, attention=attention)
+    return Seq2SeqRNN(len(src_vocab), len(tgt_vocab), emb_dim=64, hidden_size=128, attention="bahdanau")
 
 
 def new_optimizer(name: str, model: torch.nn.Module) -> torch.optim.Optimizer:
-    """The Transformer's Adam of section 5; chapter 02's Adam at 3e-3 for the RNNs."""
+    """The Transformer's Adam of section 5; chapter 02's Adam at 3e-3 for the RNN."""
     if name == "Transformer":
         return torch.optim.Adam(model.parameters(), lr=PEAK_LR, betas=(0.9, 0.98), eps=1e-9)
     return torch.optim.Adam(model.parameters(), lr=3e-3)
@@ -672,23 +688,27 @@ def new_optimizer(name: str, model: torch.nn.Module) -> torch.optim.Optimizer:
 clock = training_clock(device)  # CPU seconds on one thread; the wall clock with several threads or on a GPU
 
 
+def race_batches(seed: int) -> PairBatches:
+    return PairBatches(race_src, race_tgt, batch_size=COMPARE_BATCH, seed=seed, pool=8)
+
+
 def step_cost_rounds(rounds: int = 7, n: int = 2) -> dict[str, list[float]]:
     """Seconds of one training step of each model over the Transformer's, once per round: n steps of each
-    (fresh models, after 2 untimed steps; the same batches every round), timed back to back."""
+    (fresh models, after 2 untimed steps), timed back to back."""
     steppers = {}
     for name in NAMES:
         seed_everything(0)
         model = build(name)
         options = {"optimizer": new_optimizer(name, model), "device": device, "progress": False}
-        batches = PairBatches(train_src, train_tgt, batch_size=COMPARE_BATCH, seed=0, pool=8)
+        batches = race_batches(0)
         train(model, batches, seq2seq_loss, max_steps=2, **options)  # warm-up: memory and kernels
         steppers[name] = lambda m=model, b=batches, o=options: train(m, b, seq2seq_loss, max_steps=n, **o)
     return step_cost_ratios(steppers, "Transformer", clock=clock, rounds=rounds)
 
 
-def budget_run(name: str, seed: int, steps: int, eval_every: int) -> dict:
-    """Train one model for `steps` steps from `seed`; score it every `eval_every` steps, at the end and on
-    `compare_test`."""
+def budget_run(name: str, seed: int, steps: int) -> dict:
+    """Train one model for `steps` steps from `seed`; score it after each third of its steps (validation) and
+    at the end on `compare_test`."""
     seed_everything(seed)
     model = build(name)
     optimizer = new_optimizer(name, model)
@@ -697,163 +717,117 @@ def budget_run(name: str, seed: int, steps: int, eval_every: int) -> dict:
         return {"em": evaluate_translation(m, curve_pairs, src_vocab, tgt_vocab).exact_match}
 
     # the trainer's clock leaves the scoring out
-    h = train(model, PairBatches(train_src, train_tgt, batch_size=COMPARE_BATCH, seed=seed, pool=8), seq2seq_loss,
-              optimizer=optimizer, scheduler=linear_warmup_decay(optimizer, steps // 10, steps), max_steps=steps,
-              evaluate=score, eval_every=eval_every, device=device, seed=seed, progress=False,
-              clock=clock)  # fmt: skip
+    h = train(model, race_batches(seed), seq2seq_loss, optimizer=optimizer,
+              scheduler=linear_warmup_decay(optimizer, steps // 10, steps), max_steps=steps, evaluate=score,
+              eval_every=math.ceil(steps / 3), device=device, seed=seed, progress=False, clock=clock)  # fmt: skip
     test = evaluate_translation(model, compare_test, src_vocab, tgt_vocab)
     return {"model": model, "steps": h.steps, "seconds": h.train_time_s, "em": 100 * test.exact_match,
-            "em_over_20": 100 * test.accuracy_over(20), "bleu": test.bleu,
-            "buckets": [100 * b.accuracy for b in test.buckets],
-            "curve": [(step, seconds, 100 * em) for step, seconds, em in
-                      zip(h.eval_steps, h.eval_seconds, h.metric("em"), strict=True)]}  # fmt: skip
+            "bleu": test.bleu, "curve": [(step, seconds, 100 * em) for step, seconds, em in
+                                         zip(h.eval_steps, h.eval_seconds, h.metric("em"), strict=True)]}  # fmt: skip
 
 
 for name in NAMES:
     print(f"{name:>14}: {sum(p.numel() for p in build(name).parameters()):,} parameters")
+print(f"race: {len(race_train):,} training pairs of at most {RACE_MAX_WORDS} words, {len(curve_pairs)} validation "
+      f"and {len(compare_test)} test sentences")
 
 # %% tags=["nbval-ignore-output"]
 timed = step_cost_rounds()
 cost = {name: statistics.median(timed[name]) for name in NAMES}  # the median round: robust to a burst of load
 budget_steps = {name: round(TF_STEPS / cost[name]) for name in NAMES}
 print(f"steps in the time of {results.record('tf_budget_steps', TF_STEPS)} Transformer steps: {budget_steps}")
-print(f"seconds per step / the Transformer's, median of {len(timed['Transformer'])} rounds timed before training:")
-for name, key in (("fixed context", "fixed"), ("Bahdanau", "bahdanau")):
-    print(f"  {name:<14} {results.record(f'step_cost_{key}', cost[name]):.2f} -> "
-          f"{results.record(f'steps_{key}', budget_steps[name])} steps; rounds: "
-          f"{results.record_runs(f'step_cost_{key}_rounds', timed[name])}")
-# every third of each RNN's steps; the Transformer at half and all (to one step) of the Bahdanau RNN's steps
-every = {**{name: math.ceil(budget_steps[name] / 3) for name in NAMES},
-         "Transformer": min(budget_steps["Bahdanau"], TF_STEPS) // 2}  # fmt: skip
-runs = {name: [budget_run(name, seed, budget_steps[name], every[name]) for seed in SEEDS] for name in NAMES}
-print(f"{'model':<14} {'seed':>4} {'steps':>6} {'train s':>8} {'exact match':>12} {'EM >20 words':>13} "
-      f"{'EM 31+':>7} {'BLEU':>6}")
+print(f"seconds per Bahdanau step / the Transformer's, median of {len(timed['Transformer'])} rounds timed before "
+      f"training: {results.record('step_cost_bahdanau', cost['Bahdanau']):.2f} -> "
+      f"{results.record('steps_bahdanau', budget_steps['Bahdanau'])} steps; rounds: "
+      f"{results.record_runs('step_cost_bahdanau_rounds', timed['Bahdanau'])}")
+runs = {name: [budget_run(name, seed, budget_steps[name]) for seed in SEEDS] for name in NAMES}
+print(f"{'model':<14} {'seed':>4} {'steps':>6} {'train s':>8} {'exact match':>12} {'BLEU':>6}")
 for name in NAMES:
     for seed, run in zip(SEEDS, runs[name], strict=True):
-        print(f"{name:<14} {seed:>4} {run['steps']:>6} {run['seconds']:>8.1f} {run['em']:>11.2f}% "
-              f"{run['em_over_20']:>12.2f}% {run['buckets'][-1]:>6.1f}% {run['bleu']:>6.1f}")
-keys = {"fixed context": "rnn_fixed", "Bahdanau": "rnn_bahdanau", "Transformer": "tf_short"}
+        print(f"{name:<14} {seed:>4} {run['steps']:>6} {run['seconds']:>8.1f} {run['em']:>11.2f}% {run['bleu']:>6.1f}")
 seconds = results.record_runs("budget_seconds", [run["seconds"] for name in NAMES for run in runs[name]])
-print(f"\ntraining seconds per run, all models and seeds: {seconds}")
-print(f"over seeds {SEEDS}, the time of {TF_STEPS} Transformer steps each:")
-for name in NAMES:
-    key = keys[name]
-    print(f"{name:>14} exact match (%):     {results.record_runs(f'{key}_em', [r['em'] for r in runs[name]])}")
-    print(f"{name:>14} EM > 20 words (%):   "
-          f"{results.record_runs(f'{key}_em_over_20', [r['em_over_20'] for r in runs[name]])}")
+print(f"\ntraining seconds per run, both models and all seeds: {seconds}")
 em = {name: [r["em"] for r in runs[name]] for name in NAMES}
-# what holds for every seed at this budget: the Transformer far ahead of both RNNs
-assert min(em["Transformer"]) > max(em["Bahdanau"] + em["fixed context"]) + 10
-transformer_ahead = sum(t > max(b, f) for t, b, f in zip(em["Transformer"], em["Bahdanau"], em["fixed context"],
-                                                         strict=True))  # fmt: skip
-print(f"the Transformer is ahead of both RNNs for {results.record('tf_ahead_seeds', transformer_ahead)} "
-      f"of {len(SEEDS)} seeds")
-# per step: the Transformer's validation score after as many steps as the Bahdanau RNN's whole run
-fewer = [max((c for c in tf["curve"] if c[0] <= bahdanau["steps"]), default=(0, 0.0, float("nan")))
-         for tf, bahdanau in zip(runs["Transformer"], runs["Bahdanau"], strict=True)]  # (step, seconds, em)
-bahdanau_final = [run["curve"][-1][2] for run in runs["Bahdanau"]]
-for seed, (step, _, tf_em), run, b_em in zip(SEEDS, fewer, runs["Bahdanau"], bahdanau_final, strict=True):
-    print(f"seed {seed}: Transformer after {step} steps {tf_em:.0f}%, Bahdanau RNN after {run['steps']} steps "
-          f"{b_em:.0f}% of the {len(curve_pairs)} validation sentences")
-print(f"Transformer, no more steps than the Bahdanau RNN (%): "
-      f"{results.record_runs('tf_val_em_fewer_steps', [f[2] for f in fewer])}")
-print(f"Bahdanau RNN, all its steps (%):                     {results.record_runs('bahdanau_val_em', bahdanau_final)}")
-assert all(f[2] > b for f, b in zip(fewer, bahdanau_final, strict=True))  # NaN (no such score) fails too
-print(f"the Bahdanau RNN is ahead of the fixed-context RNN for "
-      f"{results.record('bahdanau_ahead_seeds', sum(b > f for b, f in zip(em['Bahdanau'], em['fixed context'], strict=True)))} "
-      f"of {len(SEEDS)} seeds; its lead in points: "
-      f"{results.record_runs('bahdanau_gap', [b - f for b, f in zip(em['Bahdanau'], em['fixed context'], strict=True)])}")
+print(f"over seeds {SEEDS}, the time of {TF_STEPS} Transformer steps each, exact match on {len(compare_test)} short "
+      f"test sentences (%):")
+print(f"   Transformer: {results.record_runs('tf_short_em', em['Transformer'])}")
+print(f"      Bahdanau: {results.record_runs('rnn_bahdanau_em', em['Bahdanau'])}")
+gap = [t - b for t, b in zip(em["Transformer"], em["Bahdanau"], strict=True)]  # paired by seed
+print(f"Transformer minus Bahdanau, same seed (points): {results.record_runs('tf_gap', gap)}")
+assert min(gap) > 0  # at this budget the Transformer is ahead for every seed
+# per step: each model's validation score at the end of its run, and the steps it had
+val_final = {name: [run["curve"][-1][2] for run in runs[name]] for name in NAMES}
+print(f"validation exact match at the end (%): Transformer "
+      f"{results.record_runs('tf_val_em', val_final['Transformer'])} after {TF_STEPS} steps, Bahdanau "
+      f"{results.record_runs('bahdanau_val_em', val_final['Bahdanau'])} after {budget_steps['Bahdanau']}")
 
 # %% tags=["nbval-ignore-output"]
-fig, (ax_curve, ax_len) = plt.subplots(1, 2, figsize=(12, 4))
-for (name, name_runs), colour in zip(runs.items(), ("tab:red", "tab:green", "tab:blue"), strict=True):
+fig, ax_curve = plt.subplots(figsize=(6.4, 4))
+for (name, name_runs), colour in zip(runs.items(), ("tab:green", "tab:blue"), strict=True):
     for i, run in enumerate(name_runs):
         _, seconds, ems = zip(*run["curve"], strict=True)
         ax_curve.plot(seconds, ems, marker="o", color=colour, alpha=0.7, label=name if i == 0 else None)
-    buckets = torch.tensor([run["buckets"] for run in name_runs])  # (seeds, buckets)
-    ax_len.errorbar(range(buckets.shape[1]), buckets.mean(0), color=colour, marker="o", capsize=3, label=name,
-                    yerr=[(buckets.mean(0) - buckets.min(0).values).tolist(),
-                          (buckets.max(0).values - buckets.mean(0)).tolist()])  # fmt: skip
 ax_curve.set(xlabel="training seconds (CPU time)", ylabel="exact match on 100 validation sentences (%)",
-             ylim=(-5, 105), title="exact match against training time (one line per seed)")  # fmt: skip
-ax_len.set_xticks(range(len(report.buckets)), labels=[b.label for b in report.buckets])
-ax_len.set(xlabel="source sentence length (words)", ylabel="test exact match (%)", ylim=(-5, 105),
-           title=f"by length, equal time (mean, min–max over {len(SEEDS)} seeds)")  # fmt: skip
-for ax in (ax_curve, ax_len):
-    ax.legend(fontsize=8)
+             ylim=(-5, 105), title=f"sentences of ≤ {RACE_MAX_WORDS} words: one line per seed")  # fmt: skip
+ax_curve.legend(fontsize=8)
 fig.tight_layout()
 plt.show()
 
 # %% [markdown]
 # Beam search, again, where the model is unsure: the three Transformers trained for the short budget, on the
-# first 300 test sentences, decoded greedily (K = 1) and with a beam of K = 4.
+# race's 300 test sentences, decoded greedily (K = 1) and with a beam of K = 4.
 
 # %% tags=["nbval-ignore-output"]
-beam_pairs = corpus.test[:300]
-beam_src = pad_sequences([source_ids(en) for en, _ in beam_pairs]).to(device)  # (300, S)
+beam_src = pad_sequences([source_ids(en) for en, _ in compare_test]).to(device)  # (300, S)
 beam_gain = []
 for seed, run in zip(SEEDS, runs["Transformer"], strict=True):
     run["model"].eval()
-    hits = {K: exact_matches(beam_search(run["model"], beam_src, K, 100, BOS_ID, EOS_ID), beam_pairs) for K in (1, 4)}
-    beam_gain.append(100 * (hits[4] - hits[1]) / len(beam_pairs))
-    print(f"seed {seed}: {hits[1]}/{len(beam_pairs)} exact with K = 1 (greedy), {hits[4]}/{len(beam_pairs)} with K = 4")
+    hits = {K: exact_matches(beam_search(run["model"], beam_src, K, 40, BOS_ID, EOS_ID), compare_test) for K in (1, 4)}
+    beam_gain.append(100 * (hits[4] - hits[1]) / len(compare_test))
+    print(f"seed {seed}: {hits[1]}/{len(compare_test)} exact with K = 1 (greedy), {hits[4]}/{len(compare_test)} "
+          f"with K = 4")
 print(f"K = 4 minus K = 1, points of exact match: {results.record_runs('beam_gain_short', beam_gain)}")
-assert sum(beam_gain) > 0  # on average over the seeds the beam helps these models
+assert min(beam_gain) > 0  # at this budget the beam helps every seed's Transformer
 
 # %% [markdown]
-# With the time of 270<!-- result: tf_budget_steps --> Transformer steps each (the table prints what each run
-# actually took: 14.6<!-- result: budget_seconds.min -->–22.5<!-- result: budget_seconds.max --> seconds of
-# CPU time in the stored run, which shared the machine with other jobs: even CPU time per step moves with the
-# machine's load), over three seeds, the
-# Transformer translates 64.7%<!-- result: tf_short_em --> of the first 1,000 test sentences exactly
-# (63.2<!-- result: tf_short_em.min -->–67.1%<!-- result: tf_short_em.max -->), the fixed-context RNN
-# 5.9<!-- result: rnn_fixed_em.min -->–7.7%<!-- result: rnn_fixed_em.max -->, and the RNN with Bahdanau
-# attention 25.0<!-- result: rnn_bahdanau_em.min -->–32.0%<!-- result: rnn_bahdanau_em.max -->. The Transformer
-# is ahead of both RNNs for 3<!-- result: tf_ahead_seeds --> of 3 seeds (the cell asserts a lead of more than
-# ten points over either). Part of the reason is the cost of a step, timed before training: a Bahdanau step
-# costs 1.29<!-- result: step_cost_bahdanau --> Transformer steps (the median of the timing rounds), because
-# its decoder is a Python loop over the target words, each step's attention needing the previous step's
-# state, so it gets 209<!-- result: steps_bahdanau --> steps to the Transformer's 270<!-- result:
-# tf_budget_steps -->; a fixed-context step, whose decoder runs as one fused GRU call, costs
-# 0.78<!-- result: step_cost_fixed --> of one, and that RNN gets 348<!-- result: steps_fixed --> steps. The step
-# count is not the whole reason, though. Scored on the 100 validation sentences after no more steps than the
-# Bahdanau RNN's whole run (printed above), the Transformer already translates
-# 49<!-- result: tf_val_em_fewer_steps.min -->–54%<!-- result: tf_val_em_fewer_steps.max --> of them exactly,
-# the Bahdanau RNN after all its steps 23<!-- result: bahdanau_val_em.min -->–33%<!-- result:
-# bahdanau_val_em.max -->: step for step, the Transformer learns this task faster (for every seed; the cell
-# asserts it).
+# With the time of 150<!-- result: tf_budget_steps --> Transformer steps each (the table prints what each run
+# actually took: 6.4<!-- result: budget_seconds.min -->–7.8<!-- result: budget_seconds.max --> seconds of
+# CPU time in the stored run), over three seeds, the Transformer translates
+# 69.0<!-- result: tf_short_em.min -->–78.3%<!-- result: tf_short_em.max --> of the 300 short test sentences
+# exactly, the RNN with Bahdanau attention 37.7<!-- result: rnn_bahdanau_em.min -->–55.3%<!-- result:
+# rnn_bahdanau_em.max -->. Paired by seed, the Transformer is ahead every time, by
+# 18.0<!-- result: tf_gap.min --> to 32.3<!-- result: tf_gap.max --> points (the cell asserts a positive lead
+# for every seed). It is not ahead because it trained for more steps: on these short sentences a Bahdanau
+# step costs only 0.88<!-- result: step_cost_bahdanau --> of a Transformer step (the median of the timing
+# rounds; its decoder is a Python loop over the target words, and the targets are short here), so the RNN got
+# 170<!-- result: steps_bahdanau --> steps to the Transformer's 150<!-- result: tf_budget_steps -->. Step for
+# step, the Transformer learns this task faster: on the 100 validation sentences it ends at
+# 76<!-- result: tf_val_em.min -->–79%<!-- result: tf_val_em.max -->, the RNN, with more steps, at
+# 39<!-- result: bahdanau_val_em.min -->–60%<!-- result: bahdanau_val_em.max -->.
 #
-# Read this as a statement about *this budget*, nothing more. The Transformer's curves are still climbing
-# steeply at the end of the budget, the Bahdanau RNN's too, from lower down, and the fixed-context RNN's are
-# near the bottom of the plot. The timing did not hand out time exactly evenly: the table shows the Bahdanau
-# runs took longer than the Transformer's, which only works against the Transformer's lead. Whether attention
-# already helps the RNN at this budget is not settled by this run: the RNN with attention is ahead of the one without
-# for 3<!-- result: bahdanau_ahead_seeds --> of 3 seeds, by 18.1<!-- result: bahdanau_gap.min -->–26.0<!--
-# result: bahdanau_gap.max --> points, but its step count rests on a timing whose rounds put a Bahdanau step
-# anywhere from 1.07<!-- result: step_cost_bahdanau_rounds.min --> to 2.11<!-- result:
-# step_cost_bahdanau_rounds.max --> Transformer steps (the median set it), and its score climbs steeply with
-# each step at this budget (the curves): another run can give it noticeably fewer steps and a much lower
-# score, so the book does not claim that order. How the three compare after a longer budget,
-# and whether the order then changes, is not measured here: three seeds of a budget several times longer
-# would not fit in this chapter's running time. Nor does this run show attention's advantage on long
-# sentences: after this budget no model translates them well (over 20 words: the fixed-context RNN
-# 0%<!-- result: rnn_fixed_em_over_20 -->, the Bahdanau RNN 0.00<!-- result: rnn_bahdanau_em_over_20.min
-# -->–3.39%<!-- result: rnn_bahdanau_em_over_20.max -->, the Transformer
-# 6.36<!-- result: tf_short_em_over_20.min -->–13.56%<!-- result: tf_short_em_over_20.max -->).
-# Chapter 02 measured that advantage at its own budget; the full run of section 5, with its longer budget,
-# shows what a Transformer reaches given time: 99.7%<!-- result: test_em --> exact match.
+# Read this as a statement about *this budget and these sentences*, nothing more. The size of the gap is not
+# a stable figure: the RNN's curves are still climbing steeply at the end of the budget (the plot), so its
+# score moves a lot with the number of steps the timing grants it, and the timing rounds put a Bahdanau step
+# anywhere from 0.84<!-- result: step_cost_bahdanau_rounds.min --> to 1.28<!-- result:
+# step_cost_bahdanau_rounds.max --> Transformer steps (the median set it). What held for every seed is the
+# order. How the two compare after a longer budget, and on long sentences (where chapter 02 measured
+# attention's advantage over the fixed context), is not measured here: three seeds of that would not fit in
+# this chapter's running time. The run of section 5, with its longer budget and the full corpus, shows what a
+# Transformer reaches given more time: 97.3%<!-- result: test_em --> exact match.
 #
-# Beam search, finally, does help these less certain models in this run: K = 4 gets between
-# 0.3<!-- result: beam_gain_short.min --> and 2.3<!-- result: beam_gain_short.max --> points more of the 300
-# sentences right than greedy decoding, for each seed (the cell asserts only that the mean gain is positive).
-# When the model is unsure, the word that looks best now is sometimes not the start of the most probable
-# sentence, and a beam can recover it.
+# Beam search does help these less certain models: K = 4 gets
+# 1.3<!-- result: beam_gain_short.min --> to 4.0<!-- result: beam_gain_short.max --> points more of the 300
+# sentences right than greedy decoding, for every seed (the cell asserts it). When the model is unsure, the
+# word that looks best now is sometimes not the start of the most probable sentence, and a beam can recover
+# it; for section 7's fully trained model there was little left to recover.
 #
 # The Transformer's other advantage needs other hardware to show. Its training step processes every position
-# of a batch at once, while the RNN must walk through the sentence word by word; on a CPU, with sentences of
-# 15<!-- result: mean_src_words --> words on average and 64-wide layers, that parallelism buys little (a
-# Transformer step still costs more than a fixed-context RNN step), but on a GPU, with sentences of hundreds of
-# tokens and layers thousands wide, it is what makes training large models feasible.
+# of a batch at once, while the RNN must walk through the sentence word by word; on a CPU, with short
+# sentences and 64-wide layers, that parallelism buys little (on the race's sentences of
+# 7.2<!-- result: race_mean_words --> words on average the timing rounds put a Bahdanau step at
+# 0.84<!-- result: step_cost_bahdanau_rounds.min -->–1.28<!-- result: step_cost_bahdanau_rounds.max -->
+# Transformer steps), but on a GPU, with sentences of hundreds of tokens and layers thousands wide, it is what
+# makes training large models feasible.
 
 # %% [markdown]
 # ## Recap
@@ -865,18 +839,23 @@ assert sum(beam_gain) > 0  # on average over the seeds the beam helps these mode
 # - One batch needs three masks: source key padding (encoder and cross-attention) and causal & target
 #   padding (decoder self-attention). `tformer.models.Transformer` builds them from the token ids.
 # - Greedy decoding writes one word per step and feeds it back; beam search keeps K prefixes and equals
-#   greedy at K = 1; for the fully trained model it changes almost nothing here, for the models trained
-#   briefly in section 12 K = 4 adds 0.3<!-- result: beam_gain_short.min -->–2.3<!-- result: beam_gain_short.max --> points.
-# - A 2+2-layer model with D = 64 learns the corpus (one seed): 99.7%<!-- result: test_em --> exact match on
-#   unseen sentences and 98.1%<!-- result: combo_em --> on unseen word pairings. Long sentences are harder:
-#   99.8%<!-- result: em_bucket_2 --> for 21–30 words but 88.9%<!-- result: em_bucket_3 --> for the
-#   54<!-- result: n_bucket_3 --> sentences of 31 words or more. Its cross-attention aligns 垫子 with "mat" without being told.
+#   greedy at K = 1; it does not always help: on section 7's 64 longest sentences K = 4 got
+#   32<!-- result: beam_full_hits_k4 --> right against greedy's 34<!-- result: beam_full_hits_k1 -->; for the
+#   Transformers trained briefly in section 12 it added 1.3<!-- result: beam_gain_short.min -->–4.0<!-- result:
+#   beam_gain_short.max --> points, for every seed.
+# - A 2+2-layer model with D = 64, trained for about two epochs (one seed), learns most of the corpus:
+#   97.3%<!-- result: test_em --> exact match on unseen sentences and 92.0%<!-- result: combo_em --> on unseen
+#   word pairings. Long sentences are much harder: 94.0%<!-- result: em_bucket_2 --> for 21–30 words but only
+#   50.0%<!-- result: em_bucket_3 --> for the 54<!-- result: n_bucket_3 --> sentences of 31 words or more. Its
+#   cross-attention aligns 垫子 with "mat" without being told.
 # - The KV cache reuses earlier keys and values; it gives the same tokens and saves work that grows with the
 #   output length.
-# - At equal measured training time (the time of 270<!-- result: tf_budget_steps --> Transformer steps, three
-#   seeds) the Transformer is far ahead of chapter 02's RNNs: 63.2<!-- result: tf_short_em.min -->–67.1%<!-- result: tf_short_em.max --> exact match against at
-#   most 32.0%<!-- result: rnn_bahdanau_em.max -->. That says which model learns fastest, not which ends best:
-#   longer budgets were not run three times here.
+# - At equal measured training time (the time of 150<!-- result: tf_budget_steps --> Transformer steps, three
+#   seeds, sentences of at most 10<!-- result: race_max_words --> words) the Transformer is ahead of chapter 02's
+#   RNN with Bahdanau attention for every seed: 69.0<!-- result: tf_short_em.min -->–78.3%<!-- result:
+#   tf_short_em.max --> exact match against 37.7<!-- result: rnn_bahdanau_em.min -->–55.3%<!-- result:
+#   rnn_bahdanau_em.max -->, although the RNN had more steps (170<!-- result: steps_bahdanau -->). That says which model learns faster on short
+#   sentences, not which ends best: longer budgets and long sentences were not raced here.
 #
 # Next: chapter 12 keeps the same blocks and changes only the masks, to get BERT-style and GPT-style models.
 #
