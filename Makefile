@@ -24,6 +24,7 @@ install: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -c 'import sys; v = sys.version_info[:2]; v == (3, 11) or print(f"make: warning: .venv has Python {v[0]}.{v[1]}; the stored outputs were made with 3.11 and chapter 12 may differ (rm -rf .venv; make lab PYTHON=python3.11)")'
+	@echo "make: installing the pinned requirements and tformer into $(VENV) (a few quiet minutes the first time)"
 	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.txt
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name tformer --display-name "Python (tformer)" >/dev/null
@@ -72,7 +73,7 @@ screenshots: html
 
 ## make check-newest: the Colab guard; preface and chapter 05 in a fresh venv with the newest allowed releases.
 check-newest:
-	bash tools/newest_env_check.sh
+	PYTHON=$(PYTHON) bash tools/newest_env_check.sh
 
 ## make sync [NB=notebooks/05_hand_calculation.py]: regenerate .ipynb from .py and re-execute with outputs.
 sync: $(STAMP)

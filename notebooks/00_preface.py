@@ -175,18 +175,18 @@ assert torch.equal(first, second)
 # | autoregressive decoding | 自回归解码 | 10 | 10 |
 # | beam search | 束搜索 | 10 | 10 |
 # | KV cache | KV 缓存 | 10 | 10 |
-# | encoder-only / decoder-only | 仅编码器 / 仅解码器 | 11 | 11 |
-# | complexity | 复杂度 | 12 | 12 |
-# | grouped-query attention (GQA) | 分组查询注意力 | 13 | 13 |
-# | mixture of experts (MoE) | 混合专家 | 09 | 13 |
+# | encoder-only / decoder-only | 仅编码器 / 仅解码器 | 11 | 12 |
+# | complexity | 复杂度 | 13 | 13 |
+# | grouped-query attention (GQA) | 分组查询注意力 | 14 | 14 |
+# | mixture of experts (MoE) | 混合专家 | 09 | 14 |
 
 # %% [markdown]
 # ## Chapter map
 #
 # The book follows the history of the idea. Part I (chapters 01–02) measures why recurrence hit a wall;
-# Part II (03–08) builds attention from a weighted average up to rotary positions; Part III (09–11) assembles
-# and trains the full Transformer and its three families; Part IV (12–15) measures its costs and the fixes
-# that followed. The cell below lists the chapters present in this copy of the book, in order, with their
+# Part II (03–08) builds attention from a weighted average up to rotary positions; Part III (09–12) assembles
+# and trains the full Transformer, meets real sentences and builds its three families; Part IV (13–15)
+# measures its costs and the fixes that followed; chapter 16 sums up. The cell below lists the chapters present in this copy of the book, in order, with their
 # titles.
 
 # %%

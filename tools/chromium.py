@@ -1,4 +1,4 @@
-"""Headless Chromium, offline, as the HTML-book test and ``make pdf`` run it (TOOLING.md section 7).
+"""Headless Chromium, offline, as the HTML-book test and ``make pdf`` run it (as the shared tooling notes on headless Chromium describe).
 
 One place for the binary's names, the flags that keep it off the network (every host name unresolvable) and the
 fontconfig that lets it see the Noto Sans CJK font shipped by the ``mplfonts`` dependency (so 猫 renders).

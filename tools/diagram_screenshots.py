@@ -192,7 +192,7 @@ def jupyterlab(notebooks: list[Path], tmp: Path):
                 time.sleep(0.5)
         yield url
     finally:
-        server.terminate()  # the server also shuts down the kernels it started (TOOLING.md section 6)
+        server.terminate()  # the server also shuts down the kernels it started (see the shared tooling notes on JupyterLab)
         try:
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="$(mktemp -d)/newest"
-python3 -m venv "$venv"
+"${PYTHON:-python3}" -m venv "$venv"  # the Makefile passes its PYTHON (make check-newest PYTHON=python3.11)
 pip_install() { "$venv/bin/python" -m pip install -q --disable-pip-version-check "$@"; }
 torch_pin=$(grep -E '^torch==' requirements.txt)
 # A constraint keeps the eager upgrade below from swapping the CPU build for a multi-GB CUDA build.

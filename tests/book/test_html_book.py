@@ -36,7 +36,7 @@ import chromium as chromium_tools  # noqa: E402
 
 NOTEBOOKS = Path(os.environ.get("TFORMER_NOTEBOOKS", ROOT / "notebooks"))
 DOCS = ROOT / "docs"
-# TOOLING.md section 7 (tools/chromium.py: offline, every host name unresolvable), plus time for MathJax.
+# the project's shared tooling notes on headless Chromium (tools/chromium.py: offline, every host name unresolvable), plus time for MathJax.
 CHROMIUM_FLAGS = (
     *chromium_tools.OFFLINE_FLAGS,
     "--virtual-time-budget=15000",
