@@ -110,6 +110,7 @@ from tformer.data.text import PAD_ID, Vocab, pad_sequences
 from tformer.models import EncoderOnlyTransformer
 from tformer.training.mlm import mask_tokens, pretrain_mlm
 from tformer.training.train import load_checkpoint, training_clock
+from tformer.variants.neighbour import NeighbourEmbedding, pair_keys
 
 use_book_style()  # a Chinese-capable font for the figures
 seed_everything(0)
@@ -295,7 +296,7 @@ print(f"most frequent reading within the word (uses the corpus's segmentation): 
 # **Giving it the neighbours.** The lookup above suggests that the left neighbour settles most readings, and
 # attention has to *find* that neighbour: a query of 了 must learn to score the key one to the left above the
 # others. A tagger can also be handed its neighbours before any attention, in two ways that this section
-# measures, alone and together (`NeighbourEmbedding` below):
+# measures, alone and together (`NeighbourEmbedding`, from `tformer.variants`; its code is below):
 #
 # - a **pair embedding**: every (previous character, character) pair seen in training, 到了 or 很长, gets its
 #   own learned vector, added to the character's. A pair training never showed gets a shared `<unk>` pair
@@ -306,7 +307,10 @@ print(f"most frequent reading within the word (uses the corpus's segmentation): 
 #   at the character and its two neighbours (one width-3 filter and a bias per channel, added to the
 #   embedding). It sees both sides, and one filter serves every pair, seen or not, where the pair table
 #   learns each pair apart. With the pairs on, the left neighbour's vector carries its own pair, so the
-#   convolution reaches two characters to the left.
+#   convolution reaches two characters to the left. Beyond a sentence's ends it sees zeros, also in a padded
+#   batch: padded positions are set to zero before the convolution, so a sentence's last character does not
+#   see the padding token's vector on its right, and a sentence reads the same alone or in any batch
+#   (checked below).
 #
 # The two differ in size as well as in kind: the pair table has a row of D numbers for every pair seen in
 # training, the convolution four numbers per channel (three weights and a bias). The parameter counts are
@@ -346,59 +350,14 @@ def encode_readings(sentence) -> tuple[list[int], list[int]]:
     return ids, targets
 
 
-EDGE = len(char_vocab)  # the "previous character" of a sentence's first character: no character has this id
-
-
-def pair_keys(chars: torch.Tensor) -> torch.Tensor:
-    """One integer per (previous character, character) pair: chars (B, L) -> (B, L)."""
-    previous = torch.cat([torch.full_like(chars[:, :1], EDGE), chars[:, :-1]], dim=1)  # (B, L)
-    return previous * (EDGE + 1) + chars  # (B, L): distinct pairs get distinct keys
-
-
-# the pairs of the training sentences, sorted (torch.unique sorts), without padding
-seen_pairs = torch.cat([pair_keys(torch.tensor([char_vocab.encode(list(s.chinese))]))[0] for s in split.train]).unique()
+# The pairs of the training sentences, as integer keys (previous character, character), sorted (torch.unique
+# sorts), without padding. A sentence's first character has as its "previous character" the id len(char_vocab),
+# which no character has.
+seen_pairs = torch.cat([pair_keys(torch.tensor([char_vocab.encode(list(s.chinese))]), len(char_vocab))[0]
+                        for s in split.train]).unique()  # fmt: skip
 UNK_PAIR = len(seen_pairs)  # the id of every pair training never showed
-
-
-def pair_ids(chars: torch.Tensor) -> torch.Tensor:
-    """Pair ids, chars (B, L) -> (B, L): a pair's rank among the pairs seen in training, or UNK_PAIR."""
-    keys = pair_keys(chars)  # (B, L)
-    table = seen_pairs.to(chars.device)
-    rank = torch.searchsorted(table, keys).clamp(max=len(table) - 1)  # (B, L): where the key would sit
-    return torch.where(table[rank] == keys, rank, UNK_PAIR)  # (B, L)
-
-
-class NeighbourEmbedding(nn.Module):
-    """A character's embedding, plus (optionally) an embedding of the pair (previous character, character) and
-    a convolution over each character and its two neighbours: ``chars (B, L) -> (B, L, D)``.
-
-    The pair table has a row per pair seen in training and one <unk> row (``UNK_PAIR``) for pairs never seen,
-    set to zero and kept there: ``padding_idx`` gives it no gradient, so AdamW never moves it. The convolution
-    has one width-3 filter and one bias per channel (``groups=D``: 4·D weights in all), added to the embedding
-    (x + conv(x)); it sees the left and the right neighbour's vectors, pair vectors included when ``pairs`` is
-    on, so with both a character's vector reaches two characters to its left. Beyond a sentence's ends the
-    convolution sees zeros, or, in a padded batch, the padding token's embedding.
-    """
-
-    def __init__(self, embed: nn.Embedding, pairs: bool, conv: bool) -> None:
-        super().__init__()
-        D = embed.embedding_dim
-        self.embed = embed
-        self.pairs = None
-        if pairs:
-            self.pairs = nn.Embedding(len(seen_pairs) + 1, D, padding_idx=UNK_PAIR)  # (pairs + 1, D)
-            nn.init.normal_(self.pairs.weight, std=embed.weight.std().item())  # the scale of the characters'
-            with torch.no_grad():
-                self.pairs.weight[UNK_PAIR].zero_()
-        self.conv = nn.Conv1d(D, D, kernel_size=3, padding=1, groups=D) if conv else None
-
-    def forward(self, chars: torch.Tensor) -> torch.Tensor:
-        x = self.embed(chars)  # (B, L, D)
-        if self.pairs is not None:
-            x = x + self.pairs(pair_ids(chars))  # (B, L, D)
-        if self.conv is not None:
-            x = x + self.conv(x.transpose(1, 2)).transpose(1, 2)  # (B, L, D); Conv1d works on (B, D, L)
-        return x
+show_source(pair_keys, docstrings=False)
+show_source(NeighbourEmbedding, docstrings=False)
 
 
 class ReadingTagger(nn.Module):
@@ -418,7 +377,9 @@ class ReadingTagger(nn.Module):
         )  # fmt: skip
         self.readings = nn.Linear(d_model, len(readings))
         if pairs or conv:
-            self.encoder.body.embed = NeighbourEmbedding(self.encoder.body.embed, pairs, conv)
+            self.encoder.body.embed = NeighbourEmbedding(
+                self.encoder.body.embed, seen_pairs if pairs else None, conv=conv, pad_id=PAD_ID
+            )
 
     def forward(self, chars: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
         hidden = self.encoder.encode(chars)[where]  # (N, D): only the positions we score
@@ -429,7 +390,8 @@ print(f"{len(char_vocab):,} input tokens (characters and punctuation), {len(read
       f"{len(seen_pairs):,} (previous character, character) pairs seen in training")
 
 # %% [markdown]
-# Training: Adam with weight decay, a learning rate that starts at zero, rises linearly over the first 5% of
+# Training: Adam with weight decay (PyTorch's `AdamW`, its fused kernel: the same update in fewer passes over
+# the weights), a learning rate that starts at zero, rises linearly over the first 5% of
 # the steps and then falls linearly towards zero at the end, batches of 64 random training sentences, and the
 # loss on polyphone positions only. The budget is a fixed number of optimiser steps,
 # 500<!-- result: read_steps --> per seed, so every run of this page takes the same steps and, on one machine
@@ -465,9 +427,9 @@ print(f"{len(char_vocab):,} input tokens (characters and punctuation), {len(read
 # the left pairs with the width-3 convolution. The rule was the best validation score of the worst seed,
 # among runs within the issue's budget of 120 s of training per seed. Those trial runs also printed their
 # test scores, so for this choice the test split was seen, not held back (none of the trials is shipped).
-# Holding the `<unk>` pair vector at zero was decided without a trial run; the shipped runs below are the
-# first to measure it. So no split on this page is clean for the neighbour embedding: validation chose it,
-# and test was looked at while choosing. Its test scores below are optimistic, not a held-out estimate.
+# Holding the `<unk>` pair vector at zero, and zeroing the padding before the convolution, were decided
+# without a trial run; the shipped runs below are the first to measure them. So no split on this page is
+# clean for the neighbour embedding: validation chose it, and test was looked at while choosing. Its test scores below are optimistic, not a held-out estimate.
 
 # %%
 READ_STEPS = results.record("read_steps", 500)  # optimiser steps per seed: the same on every machine
@@ -490,7 +452,7 @@ def train_reader(
     """Train one ReadingTagger for `steps` optimiser steps; return it and its training seconds (`clock`)."""
     seed_everything(seed)
     model = ReadingTagger(d_model=64, num_layers=2, positional=positional, pairs=pairs, conv=conv).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=PEAK_LR, betas=(0.9, 0.98), weight_decay=0.01)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=PEAK_LR, betas=(0.9, 0.98), weight_decay=0.01, fused=True)
     order = torch.Generator().manual_seed(seed)
     model.train()
     start = clock()
@@ -508,13 +470,20 @@ def train_reader(
     return model.eval(), clock() - start
 
 
-@torch.no_grad()
-def read_aloud(model: ReadingTagger, sentences, batch_size: int = 200) -> list[list[str]]:
-    """One reading per Chinese character of each sentence: the lexicon's, or the model's for polyphones."""
+def char_ids(sentences) -> list[list[int]]:
+    """Each sentence's character ids (punctuation included), unpadded."""
+    return [char_vocab.encode(list(s.chinese)) for s in sentences]
+
+
+@torch.inference_mode()
+def read_aloud(model: ReadingTagger, sentences, batch_size: int = 200, ids=None) -> list[list[str]]:
+    """One reading per Chinese character of each sentence: the lexicon's, or the model's for polyphones.
+    ``ids``: the sentences' ``char_ids``, when the caller already has them."""
+    ids = char_ids(sentences) if ids is None else ids
     out = []
     for i in range(0, len(sentences), batch_size):
         part = sentences[i : i + batch_size]
-        chars = pad_sequences([char_vocab.encode(list(s.chinese)) for s in part]).to(device)  # (B, L)
+        chars = pad_sequences(ids[i : i + batch_size]).to(device)  # (B, L)
         where = (
             pad_sequences([[c in polyphones for c in s.chinese] for s in part]).bool().to(device)
         )  # (B, L)
@@ -527,7 +496,7 @@ def read_aloud(model: ReadingTagger, sentences, batch_size: int = 200) -> list[l
 # %% [markdown]
 # This page trains the chosen tagger (RoPE with the pair embedding and the convolution) from all three seeds,
 # 500<!-- result: read_steps --> steps each, and every claim below about it comes from these runs. Its
-# controls took another 383<!-- result: reader_controls_seconds --> s of training (printed below), more than
+# controls took another 362<!-- result: reader_controls_seconds --> s of training (printed below), more than
 # this page may spend beside its other sections: the
 # same tagger with the pairs alone, with the convolution alone, with neither (the RoPE tagger), and with
 # neither and sinusoidal positions (the control for RoPE). All five arms were run once by
@@ -543,10 +512,12 @@ CHOSEN = READER["settings"]["chosen"]  # the arm this page trains: RoPE with the
 assert READER["settings"]["steps"] == READ_STEPS and READER["settings"]["peak_lr"] == PEAK_LR
 assert READER["settings"]["arms"][CHOSEN] == {"positional": POSITIONAL, "pairs": PAIRS, "conv": CONV}
 readers, reader_scores, reader_val_scores, reader_said = {}, {}, {}, {}
+val_ids, test_ids = char_ids(split.validation), char_ids(split.test)  # encoded once, read by every seed
 for seed, shipped in zip(SEEDS, READER["runs"][CHOSEN], strict=True):
     readers[seed], seconds = train_reader(seed, READ_STEPS)
-    reader_val_scores[seed] = score_readings(read_aloud(readers[seed], split.validation), split.validation, split.train)
-    reader_said[seed] = read_aloud(readers[seed], split.test)  # per test sentence, one reading per character
+    said = read_aloud(readers[seed], split.validation, ids=val_ids)
+    reader_val_scores[seed] = score_readings(said, split.validation, split.train)
+    reader_said[seed] = read_aloud(readers[seed], split.test, ids=test_ids)  # per test sentence, one reading per character
     reader_scores[seed] = score_readings(reader_said[seed], split.test, split.train)
     print(f"{CHOSEN}, seed {seed}: {READ_STEPS} steps in {seconds:.0f} s of training; polyphones "
           f"{reader_val_scores[seed].polyphone_accuracy:.2%} on validation (the file: "
@@ -558,6 +529,19 @@ for seed, shipped in zip(SEEDS, READER["runs"][CHOSEN], strict=True):
         assert abs(100 * reader_val_scores[seed].polyphone_accuracy - shipped["validation"]["polyphone_accuracy"]) < 0.5
 model0 = readers[SEEDS[0]]  # the model of the examples and the attention map below
 assert all(readers[s].encoder.body.embed.pairs.weight[UNK_PAIR].abs().max() == 0 for s in SEEDS)  # <unk> pair: zero
+
+# Padding changes nothing: a sample of test sentences read one at a time gives the readings of the padded
+# batches above (reader_said), and the encoder's vectors at every real position agree to float rounding.
+sample = range(0, len(split.test), 4)  # every fourth test sentence
+alone = read_aloud(model0, [split.test[k] for k in sample], batch_size=1, ids=[test_ids[k] for k in sample])
+assert alone == [reader_said[SEEDS[0]][k] for k in sample]  # every reading, exactly
+with torch.inference_mode():
+    together = model0.encoder.encode(pad_sequences([test_ids[k] for k in sample]).to(device))  # (B, L, D)
+    gap = max((model0.encoder.encode(torch.tensor([test_ids[k]], device=device))[0] - together[j, : len(test_ids[k])])
+              .abs().max().item() for j, k in enumerate(sample))  # fmt: skip
+assert gap < 1e-4
+print(f"{len(sample)} test sentences read alone and in one padded batch (seed {SEEDS[0]}): the same readings; "
+      f"encoder vectors within 1e-4 of each other")  # fmt: skip
 
 # %%
 print(f"made by: {READER['command']} (torch {READER['torch']}, {READER['threads']} thread)")
@@ -610,8 +594,9 @@ print(f"  polyphone errors: tagger {errors_left}; most frequent reading {baselin
 unseen_tokens = num_tokens = 0
 poly_hits = {True: Counter(), False: Counter()}  # unseen pair? -> who was right, and how many polyphones
 neighbour_said = read_by_neighbour(split.test)
+unseen_pair = model0.encoder.body.embed.pair_ids(pad_sequences(test_ids)) == UNK_PAIR  # (B, L), padding too
 for k, s in enumerate(split.test):
-    unseen = (pair_ids(torch.tensor([char_vocab.encode(list(s.chinese))]))[0] == UNK_PAIR).tolist()  # per token
+    unseen = unseen_pair[k, : len(test_ids[k])].tolist()  # per token of the sentence
     unseen_tokens, num_tokens = unseen_tokens + sum(unseen), num_tokens + len(unseen)
     han = [i for i, c in enumerate(s.chinese) if is_han(c)]  # the tokens that carry a reading, in order
     for j, (i, gold) in enumerate(zip(han, s.pinyin, strict=True)):
@@ -654,7 +639,8 @@ for part in (reader_val, reader_test):
     assert part["rope_conv"].low > part["rope"].high  # the convolution alone helps
     assert part[CHOSEN].low > part["rope_pairs"].high  # the convolution on top of the pairs helps
     assert part[CHOSEN].low >= 96  # the chosen tagger reaches the issue's 96%
-    assert min(part["rope_pairs"].low, part["rope_conv"].low) < 96  # and neither ingredient alone does
+for arm in ("rope_pairs", "rope_conv"):  # neither ingredient alone does, on both splits
+    assert min(reader_val[arm].low, reader_test[arm].low) < 96, arm
 # the pairs on top of the convolution: not separated on validation (lower on one seed), ahead on test
 chosen_val = [100 * reader_val_scores[s].polyphone_accuracy for s in SEEDS]
 assert sum(a < r["validation"]["polyphone_accuracy"] for a, r in zip(chosen_val, READER["runs"]["rope_conv"], strict=True)) == 1
@@ -662,40 +648,44 @@ assert reader_test[CHOSEN].low > reader_test["rope_conv"].high
 assert reader_val[CHOSEN].low == max(runs.low for runs in reader_val.values())  # the rule: best worst seed
 longest = results.record("longest_sentence", max(len(s.chinese) for s in (*split.train, *split.validation, *split.test)))
 print(f"the longest sentence, all splits: {longest} characters (punctuation included)")
-assert reader_test["rope"].high < 100 * word_lookup.polyphone_accuracy < 100 * neighbour_lookup.polyphone_accuracy
+assert reader_test["rope"].high < 100 * neighbour_lookup.polyphone_accuracy  # below the pair count on every seed
+rope_test_runs = [r["test"]["polyphone_accuracy"] for r in READER["runs"]["rope"]]
+rope_above_word = results.record("rope_above_word_lookup", sum(a > 100 * word_lookup.polyphone_accuracy for a in rope_test_runs))
+print(f"RoPE tagger without the neighbour embedding, test: above the word lookup on {rope_above_word} of {len(SEEDS)} seeds")
+assert rope_above_word == 1 and word_lookup.polyphone_accuracy < neighbour_lookup.polyphone_accuracy  # the prose
 assert poly.low > 100 * neighbour_lookup.polyphone_accuracy  # with its neighbours given, above both lookups
 assert reader_val[CHOSEN].low > neighbour_val_poly  # on validation too
 
 # %% [markdown]
 # **Positions first**, on the validation split where the choice was made, without the neighbour embedding:
-# with RoPE the tagger reads 94.5%<!-- result: reader_rope_val --> of the polyphones right
-# (94.0%<!-- result: reader_rope_val.min --> to 95.0%<!-- result: reader_rope_val.max --> over the seeds),
-# with sinusoidal positions 93.0%<!-- result: reader_sinusoidal_val -->
-# (92.6%<!-- result: reader_sinusoidal_val.min --> to 93.3%<!-- result: reader_sinusoidal_val.max -->), at
+# with RoPE the tagger reads 94.2%<!-- result: reader_rope_val --> of the polyphones right
+# (93.7%<!-- result: reader_rope_val.min --> to 94.5%<!-- result: reader_rope_val.max --> over the seeds),
+# with sinusoidal positions 93.1%<!-- result: reader_sinusoidal_val -->
+# (92.8%<!-- result: reader_sinusoidal_val.min --> to 93.5%<!-- result: reader_sinusoidal_val.max -->), at
 # the same 500<!-- result: read_steps --> steps and at the learning rate chosen for RoPE. RoPE is ahead on
 # every seed, and also on the test split, which played no part in that choice
-# (94.0%<!-- result: reader_rope_poly.min -->–94.6%<!-- result: reader_rope_poly.max --> against
-# 92.0%<!-- result: reader_sinusoidal_poly.min -->–93.3%<!-- result: reader_sinusoidal_poly.max -->), so the
+# (93.7%<!-- result: reader_rope_poly.min -->–95.0%<!-- result: reader_rope_poly.max --> against
+# 92.3%<!-- result: reader_sinusoidal_poly.min -->–93.1%<!-- result: reader_sinusoidal_poly.max -->), so the
 # tagger uses it. Which of its differences from sinusoidal positions does it (the relative offset, or acting
 # inside every layer on queries and keys only) these runs do not separate.
 #
 # **Then the neighbours**, on validation, each arm against the RoPE tagger without them, all at the same
 # 500<!-- result: read_steps --> steps (under a third of the issue's 120 s budget). The pair embedding
-# alone lifts it to 95.7%<!-- result: reader_rope_pairs_val.min -->–96.7%<!-- result: reader_rope_pairs_val.max -->,
-# the convolution alone to 96.4%<!-- result: reader_rope_conv_val.min -->–97.3%<!-- result: reader_rope_conv_val.max -->,
-# both together to 96.9%<!-- result: reader_rope_pairs_conv_val.min -->–97.7%<!-- result: reader_rope_pairs_conv_val.max -->.
+# alone lifts it to 96.1%<!-- result: reader_rope_pairs_val.min -->–96.6%<!-- result: reader_rope_pairs_val.max -->,
+# the convolution alone to 96.4%<!-- result: reader_rope_conv_val.min -->–97.5%<!-- result: reader_rope_conv_val.max -->,
+# both together to 96.9%<!-- result: reader_rope_pairs_conv_val.min -->–97.6%<!-- result: reader_rope_pairs_conv_val.max -->.
 # Each ingredient alone is ahead of the tagger without it on every seed, and so is the convolution added to
 # the pairs. The pairs added to the convolution are *not* separated from the convolution alone on
 # validation: the ranges overlap, and on one seed the combination scores lower. On the test split the
 # combination is ahead of both single ingredients on every seed
-# (96.4%<!-- result: reader_rope_pairs_conv_poly.min -->–97.0%<!-- result: reader_rope_pairs_conv_poly.max -->
-# against 95.7%<!-- result: reader_rope_conv_poly.min -->–96.2%<!-- result: reader_rope_conv_poly.max --> for
-# the convolution and 96.0%<!-- result: reader_rope_pairs_poly.min -->–96.3%<!-- result: reader_rope_pairs_poly.max -->
+# (96.6%<!-- result: reader_rope_pairs_conv_poly.min -->–97.0%<!-- result: reader_rope_pairs_conv_poly.max -->
+# against 95.7%<!-- result: reader_rope_conv_poly.min -->–96.4%<!-- result: reader_rope_conv_poly.max --> for
+# the convolution and 95.9%<!-- result: reader_rope_pairs_poly.min -->–96.5%<!-- result: reader_rope_pairs_poly.max -->
 # for the pairs), but that split was seen when the combination was chosen, so read this as a hint, not a
 # finding. The choice itself was made on the trial runs by the rule above (the best validation score of the
 # worst seed); on the shipped runs the same rule still picks the combination, which is also the only arm here
 # at 96% (the issue's target) or more on every seed on both splits, in at most
-# 36<!-- result: reader_seconds_max --> s of training per seed.
+# 33<!-- result: reader_seconds_max --> s of training per seed.
 #
 # What these runs do not show. Every arm had 500<!-- result: read_steps --> steps; whether the RoPE tagger,
 # or one ingredient alone, reaches 96% with the rest of the issue's 120 s was not measured, so "needed to
@@ -706,18 +696,19 @@ assert reader_val[CHOSEN].low > neighbour_val_poly  # on validation too
 # without the neighbour embedding only.
 #
 # **The test split, for the chosen tagger.** On every seed it beats the most frequent reading on
-# polyphones: 96.4%<!-- result: reader_poly.min --> to 97.0%<!-- result: reader_poly.max --> against
+# polyphones: 96.6%<!-- result: reader_poly.min --> to 97.0%<!-- result: reader_poly.max --> against
 # 89.2%<!-- result: baseline_poly -->, with 28<!-- result: reader_errors.min --> to
-# 34<!-- result: reader_errors.max --> mistakes on the 936<!-- result: num_poly_test --> polyphones
+# 32<!-- result: reader_errors.max --> mistakes on the 936<!-- result: num_poly_test --> polyphones
 # against the baseline's 101<!-- result: baseline_errors -->. Over all characters the gain is smaller
-# (97.5%<!-- result: reader_acc.min -->–97.7%<!-- result: reader_acc.max --> against
+# (97.6%<!-- result: reader_acc.min -->–97.7%<!-- result: reader_acc.max --> against
 # 95.2%<!-- result: baseline_acc -->), because most characters have one reading and the lexicon gets them
 # right either way. (Remember that this split was seen when the neighbour embedding was chosen: these are
 # optimistic numbers.) It is also above both lookups on every seed: the neighbour lookup
 # (95.8%<!-- result: neighbour_lookup_poly --> on the test split; on validation it reads
 # 96.5%<!-- result: neighbour_lookup_val -->, below the tagger's worst seed there) and the word lookup
 # (94.9%<!-- result: word_lookup_poly -->). The RoPE tagger without the
-# neighbour embedding stayed *below* both on every seed. On these short sentences (none longer than
+# neighbour embedding stayed *below* the neighbour lookup on every seed, and beside the word lookup: above it
+# on one seed, below it on the other two. On these short sentences (none longer than
 # 18<!-- result: longest_sentence --> characters) one neighbour carries most of the context, and counting
 # pairs in 3,467<!-- result: num_train --> training sentences finds it without training at all; attention
 # alone found most of it in 500<!-- result: read_steps --> steps, not all. Handed the neighbours, the model
@@ -728,7 +719,7 @@ assert reader_val[CHOSEN].low > neighbour_val_poly  # on validation too
 # 936<!-- result: num_poly_test --> test polyphones. There the lookup can only fall back on the most frequent
 # reading and gets 88.9%<!-- result: neighbour_lookup_unseen_pair_poly --> of them right; the tagger, left
 # with the character, the convolution and attention, gets
-# 90.7%<!-- result: reader_unseen_pair_poly.min -->–92.1%<!-- result: reader_unseen_pair_poly.max -->, ahead
+# 91.0%<!-- result: reader_unseen_pair_poly.min -->–92.1%<!-- result: reader_unseen_pair_poly.max -->, ahead
 # on every seed. On the polyphones whose pair was seen the two are level
 # (98.8%<!-- result: reader_seen_pair_poly.min -->–99.1%<!-- result: reader_seen_pair_poly.max --> against
 # 98.8%<!-- result: neighbour_lookup_seen_pair_poly -->). So most of the tagger's lead over the count comes
@@ -737,9 +728,8 @@ assert reader_val[CHOSEN].low > neighbour_val_poly  # on validation too
 # What it gets right and wrong, for the four characters of the introduction (the model of the first seed):
 
 # %% tags=["nbval-ignore-output"]
-predicted = read_aloud(model0, split.test)
 shown = Counter()
-for sentence, guess in zip(split.test, predicted, strict=True):
+for sentence, guess in zip(split.test, reader_said[SEEDS[0]], strict=True):
     for c, gold, said in zip(sentence.characters, sentence.pinyin, guess, strict=True):
         if c in "了得行长" and shown[c, gold == said] < 1:
             shown[c, gold == said] += 1
@@ -749,24 +739,6 @@ for sentence, guess in zip(split.test, predicted, strict=True):
                 f"{c} in {sentence.chinese:<22} true {gold:<6} model {said:<6} ({verdict}); "
                 f"most frequent reading {frequent}"
             )
-
-# %% [markdown]
-# One side effect of the convolution: in a padded batch the last token of a shorter sentence sees the
-# padding token's embedding on its right, where a sentence read alone sees zeros, so a reading may depend
-# on which sentences share the batch. For the first seed's model, reading the validation and test sentences
-# one at a time instead of in `read_aloud`'s padded batches changes
-# 2<!-- result: padding_changed_readings --> readings (the cell below). Setting the padding's vector to zero before the convolution would remove this; the shipped
-# runs were made without it.
-
-# %% tags=["nbval-ignore-output"]
-changed = 0
-for part in (split.validation, split.test):
-    alone, batched = read_aloud(model0, part, batch_size=1), read_aloud(model0, part)
-    changed += sum(a != b for one, many in zip(alone, batched, strict=True) for a, b in zip(one, many, strict=True))
-    assert abs(score_readings(alone, part, split.train).polyphone_accuracy
-               - score_readings(batched, part, split.train).polyphone_accuracy) < 0.005  # fmt: skip
-results.record("padding_changed_readings", changed)
-print(f"readings that change when each sentence is read alone (seed {SEEDS[0]}, validation and test): {changed}")
 
 # %%
 after_dao = sum(1 for t in split.train for prev, c, r in zip(" " + "".join(t.characters), t.characters, t.pinyin,
@@ -1267,13 +1239,13 @@ print(f"\nbaseline, seed 0: {exact} of {len(refs)} test sentences translated exa
 #   16.6%<!-- result: hsk_word_unseen --> of test words were never seen in training. Reading characters
 #   instead of words keeps the unseen share at 1.2%<!-- result: hsk_char_unseen -->.
 # - Reading aloud needs context for the polyphones. A small encoder with RoPE, every character attending to
-#   its sentence, reads 94.0%<!-- result: reader_rope_poly.min -->–94.6%<!-- result: reader_rope_poly.max -->
+#   its sentence, reads 93.7%<!-- result: reader_rope_poly.min -->–95.0%<!-- result: reader_rope_poly.max -->
 #   of them right (three seeds, 500<!-- result: read_steps --> steps each), against
 #   89.2%<!-- result: baseline_poly --> for the best context-free reading (RoPE beat sinusoidal positions on
 #   every seed, at the learning rate chosen for RoPE), but below a count of (previous character, character)
 #   pairs, 95.8%<!-- result: neighbour_lookup_poly --> without any training. Handed its neighbours before
 #   attention (a pair embedding and a width-3 convolution), the same encoder reads
-#   96.4%<!-- result: reader_poly.min -->–97.0%<!-- result: reader_poly.max --> of the test polyphones in the
+#   96.6%<!-- result: reader_poly.min -->–97.0%<!-- result: reader_poly.max --> of the test polyphones in the
 #   same steps, above the count on every seed on both splits. Each ingredient alone helps at this budget; the
 #   pairs on top of the convolution were not separated on validation. The test split was seen when this
 #   combination was chosen, so its test score is optimistic, not a held-out estimate.

@@ -25,7 +25,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         baselines/           what came before attention: rnn (RNN, LSTM, GRU), seq2seq_rnn (01, 02)
         variants/            what changed after 2017, each beside the 2017 piece it replaces: efficient (GQA,
                              sliding windows, linear attention), moe, rmsnorm, swiglu; modern_block, a 2024
-                             decoder built from them (14)
+                             decoder built from them (14); neighbour (a token embedding with pair and
+                             convolution channels, 11)
         data/                text.py (tokens, vocabularies, batches); corpus.py (the generated running example);
                              tasks.py and extrapolation.py (toy tasks); hsk.py (real Chinese-English sentences
                              with pinyin, 11); subword.py (a BPE tokenizer, 11)

@@ -6,19 +6,24 @@
 - ``rmsnorm``: :class:`RMSNorm`, root mean square normalisation (Zhang & Sennrich 2019).
 - ``swiglu``: :class:`SwiGLUFeedForward` and :func:`swiglu_hidden_width`, the gated FFN (Shazeer 2020) at
   the 2017 FFN's parameter count, rounded as Llama does.
+- ``neighbour``: :class:`NeighbourEmbedding`, a token embedding plus a (previous token, token) pair embedding
+  and a width-3 depthwise convolution (chapter 11's reading tagger), and :func:`pair_keys`.
 - ``modern_block``: :class:`ModernDecoderLayer` and :class:`ModernDecoderLM`, the Llama-style block (pre-RMSNorm,
   SwiGLU, RoPE, GQA, no biases; Touvron et al. 2023) and :func:`modern_lm_parameter_count`.
 """
 
 from tformer.variants.modern_block import ModernDecoderLayer, ModernDecoderLM, modern_lm_parameter_count
+from tformer.variants.neighbour import NeighbourEmbedding, pair_keys
 from tformer.variants.rmsnorm import RMSNorm
 from tformer.variants.swiglu import SwiGLUFeedForward, swiglu_hidden_width
 
 __all__ = [
     "ModernDecoderLM",
     "ModernDecoderLayer",
+    "NeighbourEmbedding",
     "RMSNorm",
     "SwiGLUFeedForward",
     "modern_lm_parameter_count",
+    "pair_keys",
     "swiglu_hidden_width",
 ]
