@@ -433,7 +433,7 @@ seconds = iter(timed(*(partial(fn, *qkv_lin[n]) for fn in kernels.values() for n
 times_lin = {name: [next(seconds) for _ in n_lin] for name in kernels}
 # Fit regions: linear attention once its n·Dh² work outweighs fixed per-call overhead (the largest three n);
 # softmax attention from 256 to 2048 on a CPU (256–1024 alone gave 1.70 with two notebooks sharing the
-# machine; the last doubling, to 4096, costs more than ×4, see below), from 2048 on a GPU.
+# machine; 4096 is left out, its 64 MiB score matrix making the most trips to main memory), from 2048 on a GPU.
 fit = {"softmax attention": [i for i, n in enumerate(n_lin) if (n >= 2048 if BIG else n <= 2048)],
        "linear attention": list(range(len(n_lin)))[-3:]}
 slopes_lin = {name: loglog_slope([n_lin[i] for i in fit[name]], [t[i] for i in fit[name]])
@@ -446,6 +446,7 @@ t_soft = times_lin["softmax attention"]
 doublings = [t_soft[i + 1] / t_soft[i] for i in range(len(t_soft) - 1)]
 print("softmax, time ratio per doubling:", ", ".join(f"×{r:.1f}" for r in doublings))
 score_mib = results.record("score_mib_4096", 4096**2 * 4 / 2**20)  # one float32 (n, n) score matrix
+_ = results.record("score_mib_2048", 2048**2 * 4 / 2**20)
 print(f"one float32 score matrix at n = 4096: {score_mib:.0f} MiB")
 for name, predicted in (("softmax attention", 2), ("linear attention", 1)):
     # On a GPU the regime starts only once every fitted call keeps the device busy for ≥ 1 ms.
@@ -467,11 +468,11 @@ plt.show()
 
 # %% [markdown]
 # Linear attention's time grows with slope ≈ 1, softmax attention's with ≈ 2 (asserted within ±0.3), and
-# the gap widens with every doubling. On a CPU the last doubling of softmax attention, to n = 4096, costs
-# well over ×4 in the stored run (the ratios are printed above and move from run to run): its score
-# matrix, 64<!-- result: score_mib_4096 --> MiB, is larger than most CPUs' caches, so the scores make
-# trips to main memory — the very cost §5 is about. (Where that starts depends on the machine's caches; the
-# slope is fitted over the shorter lengths.) What linear attention costs is accuracy: its
+# the gap widens with every doubling. On a CPU the doublings to n = 2048 and 4096 cost ×4 or more in the
+# stored run, the last one well over (the ratios are printed above and move from run to run): its score
+# matrix, 16<!-- result: score_mib_2048 --> MiB at n = 2048 and 64<!-- result: score_mib_4096 --> MiB at
+# n = 4096, is larger than most CPUs' caches, so the scores make trips to main memory — the very cost §5 is about. (Where that starts
+# depends on the machine's caches; the slope is fitted up to n = 2048.) What linear attention costs is accuracy: its
 # kernel weights are thought to be unable to express the sharp, almost one-hot weights a softmax can, and linear-attention Transformers have generally trailed softmax
 # models of the same size on language modelling — which is why the field kept softmax attention and
 # attacked its memory traffic instead (§5), or moved to richer recurrences (§8). (That quality gap is
@@ -772,7 +773,7 @@ from torch.optim.lr_scheduler import LambdaLR
 
 from tformer.data.text import WindowBatches, load_english_text
 from tformer.training.metrics import bigram_nats_per_token, lm_nats_per_token
-from tformer.training.train import lm_loss, step_cost_ratios, train, training_clock
+from tformer.training.train import lm_loss, train, training_clock
 from tformer.variants import ModernDecoderLM, modern_lm_parameter_count
 
 text = load_english_text()
@@ -841,15 +842,13 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # **512**<!-- result: race_kv_2024 --> bytes per generated token against
 # **1,024**<!-- result: race_kv_2017 -->: grouped-query attention halves the cache, as in §2.
 #
-# The race: each model trains for the same **measured** training time: the time the 2017-style block takes
-# for **200**<!-- result: race_steps_2017 --> steps, with three seeds. The 2024 block gets as many steps as
-# fit into that time. To find them, two training steps of each block are timed in turns, seven rounds
-# (`tformer.training.train.step_cost_ratios`: a change in the machine's load hits both alike), and the median
-# ratio of their costs sets the 2024 block's steps. We do not give each model a fixed number of seconds: how
-# many steps fit into a second moves with the machine and with what else it runs, and at this budget the loss
-# falls steeply with every step, so the stored numbers would not repeat; a ratio of step costs timed side by
-# side moves much less. The clock is this process's CPU time on one thread (`training_clock`); on a GPU
-# (`BIG`, with a longer budget) it is the wall clock. Every 20 steps, and at the end, the model is scored on all the
+# The race: each model trains for the same **measured** training time, with three seeds. For each seed the
+# 2017-style block trains **200**<!-- result: race_steps_2017 --> steps first; the seconds it took become the
+# 2024 block's time budget (`train(..., time_budget_s=...)`, which stops at the first step that reaches it),
+# so the 2024 block takes as many steps as fit into the same time. How many that is moves with the machine
+# and with what else it runs, so the stored step counts and losses will not repeat exactly on another
+# machine; the cell prints each run's seconds. The clock is this process's CPU time on one thread
+# (`training_clock`); on a GPU (`BIG`, with a longer budget) it is the wall clock. Every 20 steps, and at the end, the model is scored on all the
 # validation characters in windows of 64 (`lm_nats_per_token`; evaluation is not training time). Both use Adam at
 # 3·10⁻³ with a 50-step linear warm-up and then a constant rate. Neither model's learning rate was tuned.
 
@@ -872,41 +871,29 @@ def race_setup(name, seed, steps):
     return model, {"optimizer": optimizer, "scheduler": warm_up, "device": device, "progress": False}, windows
 
 
-def timed_steps(name, n=2):
-    """n training steps of block `name` (after 2 untimed ones), as a callable for `step_cost_ratios`."""
-    model, options, windows = race_setup(name, 0, n)
-    train(model, windows, lm_loss, max_steps=2, **options)  # warm-up: memory and kernels
-    return lambda: train(model, windows, lm_loss, max_steps=n, **options)
-
-
-cost_rounds = step_cost_ratios({name: timed_steps(name) for name in MAKERS}, "2017", clock=race_clock)["2024"]
-cost_2024 = float(np.median(cost_rounds))
-race_steps = {"2017": RACE_STEPS, "2024": round(RACE_STEPS / cost_2024)}
-print(f"a 2024 step costs {cost_2024:.2f} steps of the 2017 block (median of {len(cost_rounds)} rounds: "
-      f"{', '.join(f'{r:.2f}' for r in cost_rounds)}), so the 2024 block gets {race_steps['2024']} steps")
 race = {"2017": [], "2024": []}
 for seed in RACE_SEEDS:
-    for name in MAKERS:
-        model, options, windows = race_setup(name, seed, race_steps[name])
-        history = train(model, windows, lm_loss, max_steps=race_steps[name], seed=seed, clock=race_clock,
-                        evaluate=lambda m: {"nats": lm_nats_per_token(m, valid_ids, BLOCK_R)},
+    budget_s = None
+    for name in MAKERS:  # the 2017 block first: the seconds of its steps are the 2024 block's budget
+        cap = RACE_STEPS if name == "2017" else 2 * RACE_STEPS  # a cap only; the 2024 block stops on time
+        model, options, windows = race_setup(name, seed, cap)
+        history = train(model, windows, lm_loss, max_steps=cap, time_budget_s=budget_s, seed=seed,
+                        clock=race_clock, evaluate=lambda m: {"nats": lm_nats_per_token(m, valid_ids, BLOCK_R)},
                         eval_every=EVAL_EVERY_R, **options)  # fmt: skip
         race[name].append(history)
-        print(f"seed {seed}, {name} block: {history.steps} steps in {history.train_time_s:.1f} s, "
-              f"{history.tokens_per_s:,.0f} tokens/s, validation {history.metric('nats')[-1]:.3f} nats/char")
+        budget_s = history.train_time_s
+        print(f"seed {seed}, {name} block: {history.steps} steps in {history.train_time_s:.1f} s "
+              f"(stopped by {history.stop_reason}), {history.tokens_per_s:,.0f} tokens/s, "
+              f"validation {history.metric('nats')[-1]:.3f} nats/char")
+    assert race["2024"][-1].stop_reason == "time_budget", "the 2024 block reached its step cap before the time"
 torch.set_num_threads(threads_before)
 
 
 # %% tags=["nbval-ignore-output"]
-def time_axis(name, history):
-    """Training time of each evaluation, in units of one 2017-block step (steps × measured cost per step)."""
-    return [step * (cost_2024 if name == "2024" else 1.0) for step in history.eval_steps]
-
-
-def score_at(name, history, time_units):
-    """Validation nats/char at `time_units` 2017-step times of training, read off the curve (linear
-    interpolation between the two evaluations around it, so both blocks are read at the same time)."""
-    return float(np.interp(time_units, time_axis(name, history), history.metric("nats")))
+def score_at(history, seconds):
+    """Validation nats/char after `seconds` of training, read off the curve (linear interpolation between the
+    two evaluations around it, on the measured training seconds of each evaluation)."""
+    return float(np.interp(seconds, history.eval_seconds, history.metric("nats")))
 
 
 def score_at_step(history, step):
@@ -918,31 +905,36 @@ def mean_range(values):
     return f"{np.mean(values):.3f} ({min(values):.3f}–{max(values):.3f})"
 
 
+seconds_17 = [h.train_time_s for h in race["2017"]]  # each seed's budget
 summary = {}
 for name, runs in race.items():
     summary[name] = {"final": [h.metric("nats")[-1] for h in runs],
-                     "half": [score_at(name, h, RACE_STEPS / 2) for h in runs], "steps": [h.steps for h in runs]}
+                     "half": [score_at(h, t / 2) for h, t in zip(runs, seconds_17, strict=True)],
+                     "steps": [h.steps for h in runs]}
 # At equal steps: the 2017 model's score at the step where the 2024 runs stopped.
 summary["2017"]["at_2024_steps"] = [score_at_step(h17, h24.steps)
                                     for h17, h24 in zip(race["2017"], race["2024"], strict=True)]
 print(f"the time of {RACE_STEPS} steps of the 2017 block per run, seeds {list(RACE_SEEDS)}; "
       "validation nats/char, mean (min–max)")
-half_label, full_label = f"at {RACE_STEPS // 2} steps' time", f"at {RACE_STEPS} steps' time"
+half_label, full_label = "at half the time", "at the end"
 print(f"{'block':<8}{'params':>9}{half_label:>26}{full_label:>26}{'steps':>16}{'KV bytes/token':>16}")
 for name, s in summary.items():
     print(f"{name:<8}{n_2017 if name == '2017' else n_2024:>9,}{mean_range(s['half']):>26}"
           f"{mean_range(s['final']):>26}{s['steps']!s:>16}{kv_per_token[name]:>16,}")
-print(f"2017 block at the 2024 runs' step count {race_steps['2024']}: "
+print(f"2017 block at the 2024 runs' step counts {summary['2024']['steps']}: "
       f"{np.mean(summary['2017']['at_2024_steps']):.3f} nats/char")
+time_ratio = [h24.train_time_s / h17.train_time_s for h17, h24 in zip(race["2017"], race["2024"], strict=True)]
+step_cost = [(h24.train_time_s / h24.steps) / (h17.train_time_s / h17.steps)
+             for h17, h24 in zip(race["2017"], race["2024"], strict=True)]  # fmt: skip
+print(f"2024 block's training time / 2017 block's: {results.record_runs('race_time_ratio', time_ratio)}")
 
 fig, ax = plt.subplots(figsize=(6.4, 3.8))
 for name, colour in (("2017", "C0"), ("2024", "C1")):
     for i, h in enumerate(race[name]):
-        ax.plot(time_axis(name, h), h.metric("nats"), color=colour, alpha=0.8,
+        ax.plot(h.eval_seconds, h.metric("nats"), color=colour, alpha=0.8,
                 label=f"{name} block ({len(race[name])} seeds)" if i == 0 else None)
 ax.axhline(bigram_r, color="grey", ls="--", lw=1, label="bigram counts")
-ax.axvline(RACE_STEPS / 2, color="grey", ls=":", lw=1)
-ax.set_xlabel("training time, in steps of the 2017 block (steps × measured cost per step)")
+ax.set_xlabel(f"training time ({'wall' if BIG else 'CPU'} seconds, evaluation excluded)")
 ax.set_ylabel("validation loss (nats per character)")
 ax.set_title(f"Same parameters ({n_2017:,} vs {n_2024:,}), same time: 2017 vs 2024 block")
 ax.legend()
@@ -951,46 +943,51 @@ plt.show()
 # What the prose below states, checked on every run; a rerun that breaks one of them must rewrite the text.
 final_17, final_24 = summary["2017"]["final"], summary["2024"]["final"]
 assert max(final_24) < min(final_17), "the 2024 block no longer ends lower at every seed"
-assert np.mean(summary["2017"]["at_2024_steps"]) > max(final_24), "nor at equal steps"
-assert cost_2024 > 1, "the 2024 block's step is no longer the dearer one"
+assert all(a > b for a, b in zip(summary["2017"]["at_2024_steps"], final_24, strict=True)), "nor at equal steps"
+assert min(step_cost) > 1, "the 2024 block's step is no longer the dearer one on every seed"
+# The budget stops a run at the first step that reaches it, so the 2024 block trains at most one step longer.
+assert all(1 <= r < 1.03 for r in time_ratio), time_ratio
 assert max(final_17) < bigram_r, "the 2017 block no longer passes the bigram counts at every seed"
-spread_17, spread_24 = max(final_17) - min(final_17), max(final_24) - min(final_24)
 results.record("race_steps_2017", RACE_STEPS)
-results.record("race_final_2017", np.mean(final_17), tol=max(spread_17, 0.03))
-results.record("race_final_2024", np.mean(final_24), tol=max(spread_24, 0.03))
-results.record("race_half_2017", np.mean(summary["2017"]["half"]), tol=max(np.ptp(summary["2017"]["half"]), 0.03))
-results.record("race_half_2024", np.mean(summary["2024"]["half"]), tol=max(np.ptp(summary["2024"]["half"]), 0.03))
+# The 2024 runs' step counts follow the measured time, so their scores spread more than the 2017 runs'
+# (fixed steps): each is recorded as its range, the mean only where the runs agree (record_runs).
+for key, values in (("race_final_2017", final_17), ("race_final_2024", final_24),
+                    ("race_half_2017", summary["2017"]["half"]), ("race_half_2024", summary["2024"]["half"])):
+    print(f"{key}: {results.record_runs(key, values)}")
 gaps = [a - b for a, b in zip(final_17, final_24, strict=True)]  # per seed: same data order, same time
 print(f"2017 minus 2024 at the end, per seed: {results.record_runs('race_gap', gaps)}")
 at_steps = summary["2017"]["at_2024_steps"]
-results.record("race_2017_at_2024_steps", np.mean(at_steps), tol=max(np.ptp(at_steps), 0.03))
-print(f"a 2024 step / a 2017 step, timing rounds: "
-      f"{results.record_runs('race_step_cost_rounds', cost_rounds, tol=0.05 * cost_2024)}")
-print(f"median: {cost_2024:.2f}; "
-      f"the 2024 block's steps: {results.record('race_steps_2024', race_steps['2024'], tol=max(3, 0.1 * race_steps['2024']))}")
+print(f"2017 block at the 2024 runs' step counts: {results.record_runs('race_2017_at_2024_steps', at_steps)}")
+print(f"a 2024 step / a 2017 step, measured in the race: {results.record_runs('race_step_cost', step_cost)}")
+print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary['2024']['steps'])}")
 
 # %% [markdown]
-# In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block, the 2024 block reaches
-# **1.75**<!-- result: race_final_2024 --> nats per character (mean of three seeds) against the 2017-style
-# block's **2.32**<!-- result: race_final_2017 -->, lower by **0.55**<!-- result: race_gap.min -->–**0.59**<!--
+# In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block (each 2024 run trained
+# for 1.003<!-- result: race_time_ratio.min -->–1.005<!-- result: race_time_ratio.max --> times its 2017
+# partner's seconds: the budget stops a run at the first step past it), the 2024 block reaches
+# **1.73**<!-- result: race_final_2024.min -->–**1.78**<!-- result: race_final_2024.max --> nats per
+# character (three seeds) against the 2017-style block's
+# **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.54**<!-- result: race_gap.min -->–**0.59**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
 # block. The curves show how the gap opens: the 2017-style block flattens near the bigram level while the
 # 2024 block keeps falling. At half the budget the two stood at
-# **2.27**<!-- result: race_half_2024 --> (2024) and **2.44**<!-- result: race_half_2017 --> (2017-style).
-# The 2024 block is the *slower* model here: one of its steps costs
-# 1.16<!-- result: race_step_cost_rounds.min -->–1.24<!-- result: race_step_cost_rounds.max --> steps of the
-# 2017 block in the timing rounds (their median set its steps), so it took
-# **166**<!-- result: race_steps_2024 --> steps in the same time. Its lead is not one of speed: at that
-# step count the 2017-style runs stood at **2.36**<!-- result: race_2017_at_2024_steps --> nats per
-# character (mean). And it caches half as many bytes per token.
+# **2.26**<!-- result: race_half_2024.min -->–**2.30**<!-- result: race_half_2024.max --> (2024) and
+# **2.44**<!-- result: race_half_2017 --> (2017-style).
+# The 2024 block is the *slower* model here: one of its steps cost
+# 1.20<!-- result: race_step_cost.min -->–1.25<!-- result: race_step_cost.max --> steps of the 2017 block
+# in the race (per seed, from each run's seconds and steps), so it took
+# **161**<!-- result: race_steps_2024.min -->–**167**<!-- result: race_steps_2024.max --> steps in the same time.
+# Its lead is not one of speed: at those step counts the 2017-style runs stood at
+# **2.36**<!-- result: race_2017_at_2024_steps.min -->–**2.37**<!-- result: race_2017_at_2024_steps.max -->
+# nats per character. And it caches half as many bytes per token.
 #
 # That slowness belongs to these implementations more than to the architecture. Counted from its weight
 # matrices (smaller W_K and W_V, a third FFN matrix), its matrix products per token cost only a little more
 # than the 2017 block's; the rest is the book's
 # from-scratch parts: its RMSNorm is a few element-wise operations where `nn.LayerNorm` is one fused kernel
 # (Zhang & Sennrich introduced RMSNorm because it is *cheaper* than LayerNorm), its rotary embedding
-# recomputes its angles on every call, and grouped-query attention reshapes its heads. The step-cost ratio
-# is measured, so the race is fair to the code that ran; a tuned implementation would give the 2024 block
+# recomputes its angles on every call, and grouped-query attention reshapes its heads. The time is
+# measured, so the race is fair to the code that ran; a tuned implementation would give the 2024 block
 # more steps, not fewer.
 #
 # What the race supports, and what it does not:
