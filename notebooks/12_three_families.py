@@ -608,8 +608,8 @@ gpt = lm_runs["Transformer"][0]["model"]  # seed 0: the model that writes and is
 gpt_nats, lstm_nats = sum(gpt_valid) / len(SEEDS), sum(lstm_valid) / len(SEEDS)  # for the table of section 5
 
 # %% [markdown]
-# On held-out paragraphs, after 200<!-- result: lm_tf_steps --> steps (8.2<!-- result: lm_tf_seconds.min
-# -->–9.0<!-- result: lm_tf_seconds.max --> s of CPU time per run, printed above; on a 2-core machine shared
+# On held-out paragraphs, after 200<!-- result: lm_tf_steps --> steps (6.8<!-- result: lm_tf_seconds.min
+# -->–7.5<!-- result: lm_tf_seconds.max --> s of CPU time per run, printed above; on a 2-core machine shared
 # with other jobs the figure moves from run to run, as even CPU time slows under load), the Transformer reaches
 # 2.34<!-- result: gpt_nats --> nats per character (2.322<!-- result: gpt_nats.min -->–2.351<!-- result:
 # gpt_nats.max --> over three seeds), only 0.040<!-- result: gpt_gain.min -->–0.069<!-- result: gpt_gain.max -->
@@ -619,16 +619,16 @@ gpt_nats, lstm_nats = sum(gpt_valid) / len(SEEDS), sum(lstm_valid) / len(SEEDS) 
 # model does not have. Divide by ln 2 for bits per character; e to the power of the loss is the perplexity.)
 #
 # The LSTM, given the time of the same 200<!-- result: lm_tf_steps --> Transformer steps, does *better* for
-# every seed: 1.971<!-- result: lstm_nats.min -->–1.999<!-- result: lstm_nats.max --> nats per character over
+# every seed: 1.968<!-- result: lstm_nats.min -->–1.995<!-- result: lstm_nats.max --> nats per character over
 # the three seeds, each below the Transformer of the same seed (asserted), by
-# 0.326<!-- result: lstm_lead.min -->–0.379<!-- result: lstm_lead.max --> nats. These LSTM figures move by a
+# 0.329<!-- result: lstm_lead.min -->–0.383<!-- result: lstm_lead.max --> nats. These LSTM figures move by a
 # few hundredths from one run of the notebook to the next, because its step count comes from a timing.
 # It does so with fewer steps: by the median of the timing rounds, which sets the LSTM's steps, an LSTM step
-# costs 1.46<!-- result: lm_lstm_step_cost --> Transformer steps. The runs' own times give
-# 1.46<!-- result: lstm_step_cost.min -->–1.62<!-- result: lstm_step_cost.max -->, so the LSTM trained for
-# 8.6<!-- result: lm_lstm_seconds.min -->–9.1<!-- result: lm_lstm_seconds.max --> s against the
-# Transformer's 8.2<!-- result: lm_tf_seconds.min -->–9.0<!-- result: lm_tf_seconds.max --> s:
-# 100<!-- result: lstm_time_share.min -->–111%<!-- result: lstm_time_share.max --> of its time, seed by seed.
+# costs 1.45<!-- result: lm_lstm_step_cost --> Transformer steps. The runs' own times give
+# 1.43<!-- result: lstm_step_cost.min -->–1.94<!-- result: lstm_step_cost.max -->, so the LSTM trained for
+# 7.4<!-- result: lm_lstm_seconds.min -->–9.1<!-- result: lm_lstm_seconds.max --> s against the
+# Transformer's 6.8<!-- result: lm_tf_seconds.min -->–7.5<!-- result: lm_tf_seconds.max --> s:
+# 99<!-- result: lstm_time_share.min -->–134%<!-- result: lstm_time_share.max --> of its time, seed by seed.
 # Which way that imbalance tips, and how far, changes from run to run and with the machine's load: in an
 # earlier run of this notebook the runs' own times put the LSTM's step cost below the median, and the LSTM got
 # less time than the Transformer; on a busy machine the LSTM has also got a third more. Either way the
@@ -805,7 +805,7 @@ plt.show()
 # - Decoder-only models are trained to continue text. A small character-level one, trained for
 #   200<!-- result: lm_tf_steps --> steps, beats a bigram model by only 0.040<!-- result: gpt_gain.min -->–0.069<!--
 #   result: gpt_gain.max --> nats per character, and an LSTM trained for no more of the measured time beats
-#   it, for every seed, by 0.326<!-- result: lstm_lead.min -->–0.379<!-- result: lstm_lead.max --> nats per
+#   it, for every seed, by 0.329<!-- result: lstm_lead.min -->–0.383<!-- result: lstm_lead.max --> nats per
 #   character; at this budget its samples are
 #   English-like letter soup, and temperature trades safety for variety.
 # - Encoder-decoder models (chapter 10) read a source fully and write a target causally: the natural fit for
