@@ -561,7 +561,7 @@ assert max(sim_init["pre-norm", s] for s in SEEDS) < min(sim_init["no residual",
 # and a run stops at the first checkpoint where that accuracy reaches 99%: its curve ends there, and the step
 # is the measurement (`train`'s `stop_when`; stopping changes nothing before the stop). What happens after
 # 99% is not measured; the loss is still falling at the stop. The stack without residuals gets 50 steps
-# (does it leave chance at all?); the four arms with residuals get the same budget, 400 steps, which only
+# (does it leave chance at all?); the four arms with residuals get the same step budget (`ARMS` in the cell below), which only
 # bounds them (the cell asserts every run stopped at least two checkpoints before it). At step 50 we also record each layer's gradient, and the
 # token similarity at steps 50 and 200 and where a run reached 99%. (This cell's numbers vary slightly from
 # CPU to CPU, so nbval does not compare its output; the assertions check what matters.)
@@ -676,7 +676,7 @@ tols = {"loss_no_res": 0.01, "acc_no_res": 1.0, "acc_pre_100": 3.0, "acc_post_10
         "steps_pre_warmup": None, "steps_post_warmup": None, "loss_post_50": 0.01,
         "grad1_post_pre_50": 0.1, "grad_ratio_log10": 0.3,
         "shrink_per_layer": 0.1, "sim_no_res": 0.001, "sim_post": 0.02, "sim_pre": 0.005,
-        "sim_pre_50": 0.02, "sim_post_50": 0.02, "sim_post_solved": 0.01}
+        "sim_pre_50": 0.02, "sim_post_50": 0.02, "sim_post_solved": 0.005}
 summary = {key: results.record_runs(key, values, tol=tols[key]) for key, values in summaries.items()}
 for key, runs_summary in summary.items():
     print(f"{key:<20} {runs_summary}")
@@ -777,11 +777,11 @@ plt.show()
 # warm-up, it reads as "post-norm struggles"; by step
 # **300**<!-- result: steps_post_warmup.max --> every run of both placements had reached 99%.
 # The token similarity tracks the plateau in both placements: at step 50 it is
-# **0.00**<!-- result: sim_post_50.min -->–**0.00**<!-- result: sim_post_50.max --> for post-norm and
-# **0.00**<!-- result: sim_pre_50.min -->–**0.00**<!-- result: sim_pre_50.max --> for pre-norm, post-norm's
+# **0.91**<!-- result: sim_post_50.min -->–**0.92**<!-- result: sim_post_50.max --> for post-norm and
+# **0.87**<!-- result: sim_pre_50.min -->–**0.90**<!-- result: sim_pre_50.max --> for pre-norm, post-norm's
 # is still **0.94**<!-- result: sim_post --> at step 200, and at the checkpoint where a run reached 99% it
 # has fallen to **0.06**<!-- result: sim_pre.min -->–**0.09**<!-- result: sim_pre.max --> (pre-norm) and
-# **0.00**<!-- result: sim_post_solved.min -->–**0.00**<!-- result: sim_post_solved.max --> (post-norm).
+# **0.06**<!-- result: sim_post_solved.min -->–**0.13**<!-- result: sim_post_solved.max --> (post-norm).
 # The positions' vectors stay alike while a stack guesses and separate once it reverses.
 
 # %% [markdown]

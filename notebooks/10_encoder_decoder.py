@@ -443,9 +443,9 @@ _ = results.record("beam_full_changed_k4", beam_changed[4])
 # For this model the beam does not help here: with K = 4, 9<!-- result: beam_full_changed_k4 --> of the 64
 # outputs differ from the greedy ones, and K = 4 gets 32<!-- result: beam_full_hits_k4 --> of them exactly
 # right against greedy's 34<!-- result: beam_full_hits_k1 -->, while doing up to K times the decoder's work.
-# The beam returns the sentence the model scores best (with the length penalty); where that differs from the
-# greedy one, it was wrong at least as often here, so these errors lie in the model's scores, which a wider
-# search does not repair. (One seed and 64 sentences: this shows the beam need not help, not that it usually
+# The beam returns the best-scoring of the hypotheses it kept (with the length penalty); where that differs
+# from the greedy output it was wrong at least as often here. Whether the model actually prefers these outputs
+# to the references (an error of the model rather than of the search) was not checked. (One seed and 64 sentences: this shows the beam need not help, not that it usually
 # hurts.) Section 12 tries it on models
 # trained for a few seconds, on shorter sentences. The rest of the chapter decodes greedily.
 #
@@ -633,9 +633,9 @@ assert speedup > 1.0
 # Transformer races the stronger of the two, the Bahdanau GRU: the same data, loss, loop and schedule shape
 # (warm-up over the first tenth of the steps, then linear decay to zero) and the same training *time*,
 # measured rather than guessed. The fixed-context RNN is left out: chapter 02 already compares it with the
-# Bahdanau RNN, and a third arm would cost this chapter a third more running time.
+# Bahdanau RNN, and a third arm would add half again to the race's training time.
 #
-# The race runs on a cheaper setting than section 5, to fit three seeds of each model into about a minute:
+# The race runs on a cheaper setting than section 5, to fit three seeds of each model into this chapter's time:
 # the training pairs whose English side has at most 10<!-- result: race_max_words --> words
 # (6,877<!-- result: race_n_train --> of the 21,000<!-- result: n_train --> pairs, 7.2<!-- result: race_mean_words --> words on
 # average), batches of 32 sentences, and scores on short sentences only (the first 100 such validation
@@ -649,11 +649,14 @@ assert speedup > 1.0
 # steps. We do not give each model a fixed number of seconds: how many steps fit into a second moves with the
 # machine's speed and with whatever else it is running, and at this budget the result moves steeply with the
 # number of steps (the curves below), so the stored numbers would not repeat. A ratio of step costs timed
-# side by side moves much less. The clock is this process's CPU time (`time.process_time`) when torch uses
+# side by side is meant to move less from machine to machine; on one machine it still moves (this run's
+# rounds are printed below). The clock is this process's CPU time (`time.process_time`) when torch uses
 # one thread, as the stored run does, and the wall clock with several threads (whose CPU times add up) or on
 # a GPU (`BIG`). What differs between the two arms, besides the architecture: the parameter count (printed
 # below), the optimiser's settings (the Transformer keeps section 5's Adam, peak rate 5e-3 and β₂ = 0.98; the
-# RNN keeps chapter 02's Adam at 3e-3), and so the number of steps each fits into the budget.
+# RNN uses torch's default Adam at 3e-3, β₂ = 0.999, where chapter 02 used β₂ = 0.98), the RNN's attention
+# width (128, its hidden size, where chapter 02 used 32), and so the number of steps each fits into the
+# budget. Neither learning rate was tuned for this short budget.
 
 # %%
 TF_STEPS = 1000 if BIG else 150  # the budget: the time of this many Transformer steps, per model and seed
@@ -776,7 +779,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Beam search, again, where the model is unsure: the three Transformers trained for the short budget, on the
+# Beam search, again, on briefly trained models: the three Transformers trained for the short budget, on the
 # race's 300 test sentences, decoded greedily (K = 1) and with a beam of K = 4.
 
 # %% tags=["nbval-ignore-output"]
@@ -799,11 +802,13 @@ assert min(beam_gain) > 0  # at this budget the beam helps every seed's Transfor
 # exactly, the RNN with Bahdanau attention 11.3<!-- result: rnn_bahdanau_em.min -->–31.0%<!-- result:
 # rnn_bahdanau_em.max -->. Paired by seed, the Transformer is ahead every time, by
 # 42.3<!-- result: tf_gap.min --> to 67.0<!-- result: tf_gap.max --> points (the cell asserts a positive lead
-# for every seed). It is not ahead because it trained for more steps: on these short sentences a Bahdanau
-# step costs 1.03<!-- result: step_cost_bahdanau --> Transformer steps (the median of the timing
-# rounds; its decoder is a Python loop over the target words, and the targets are short here), so the RNN got
+# for every seed). On these short sentences a Bahdanau step costs 1.03<!-- result: step_cost_bahdanau -->
+# Transformer steps by the median of the timing rounds (probably because its decoder is a Python loop over
+# target words that are few here; not measured), so the RNN got
 # 146<!-- result: steps_bahdanau --> steps to the Transformer's 150<!-- result: tf_budget_steps -->, about
-# as many. With about as many steps the Transformer learns this task faster: on the 100 validation sentences
+# as many. The median did not make the times equal: the table's seconds show the RNN runs took more CPU time
+# than their Transformer partner on two seeds and less on one, a few per cent either way, which does not
+# decide a gap of this size. With about as many steps the Transformer learns this task faster: on the 100 validation sentences
 # it ends at 76<!-- result: tf_val_em.min -->–79%<!-- result: tf_val_em.max -->, the RNN at
 # 16<!-- result: bahdanau_val_em.min -->–38%<!-- result: bahdanau_val_em.max -->.
 #
@@ -817,11 +822,13 @@ assert min(beam_gain) > 0  # at this budget the beam helps every seed's Transfor
 # this chapter's running time. The run of section 5, with its longer budget and the full corpus, shows what a
 # Transformer reaches given more time: 97.3%<!-- result: test_em --> exact match.
 #
-# Beam search does help these less certain models: K = 4 gets
+# Beam search does help these briefly trained models on short sentences: K = 4 gets
 # 1.3<!-- result: beam_gain_short.min --> to 4.0<!-- result: beam_gain_short.max --> points more of the 300
-# sentences right than greedy decoding, for every seed (the cell asserts it). When the model is unsure, the
-# word that looks best now is sometimes not the start of the most probable sentence, and a beam can recover
-# it; for section 7's fully trained model there was little left to recover.
+# sentences right than greedy decoding, for every seed (the cell asserts it). One reason can be that the
+# word that looks best now is not the start of the best-scoring sentence, which a beam can recover; another
+# can be the length penalty, which favours longer outputs where briefly trained models stop early. The two
+# were not separated here. On section 7's long sentences, from the model trained for about two epochs, the
+# beam changed 9<!-- result: beam_full_changed_k4 --> outputs and got fewer right.
 #
 # The Transformer's other advantage needs other hardware to show. Its training step processes every position
 # of a batch at once, while the RNN must walk through the sentence word by word; on a CPU, with short
@@ -998,7 +1005,7 @@ if measured is not None:
 # %% [markdown]
 # **Why?** In exercise 10.5 the blind reverser is trained with teacher forcing: at every position it reads
 # the correct earlier digits of the reversed string, and it has 150 updates to find any pattern in them.
-# Why can it still do no better than one digit in ten? And its training loss (`train_reverser(seed=0,
+# Why does it score what you measured, whatever it trains on? And its training loss (`train_reverser(seed=0,
 # blind=True)[1]`) does not sit at ln 14 ≈ 2.64, a uniform guess over the vocabulary: what does it still
 # learn, and what is the lowest loss it can reach? Think about what the decoder's input tells it about the
 # next digit, then open the worked answer.

@@ -446,12 +446,14 @@ t_soft = times_lin["softmax attention"]
 doublings = [t_soft[i + 1] / t_soft[i] for i in range(len(t_soft) - 1)]
 print("softmax, time ratio per doubling:", ", ".join(f"×{r:.1f}" for r in doublings))
 score_mib = results.record("score_mib_4096", 4096**2 * 4 / 2**20)  # one float32 (n, n) score matrix
-_ = results.record("score_mib_2048", 2048**2 * 4 / 2**20)
 print(f"one float32 score matrix at n = 4096: {score_mib:.0f} MiB")
 for name, predicted in (("softmax attention", 2), ("linear attention", 1)):
-    # On a GPU the regime starts only once every fitted call keeps the device busy for ≥ 1 ms.
+    # On a GPU the regime starts only once every fitted call keeps the device busy for ≥ 1 ms. The claim is
+    # quadratic against linear, so each slope must sit nearer its own exponent than the other (as in
+    # chapter 13's width sweep): per-call overhead at the short lengths pulls softmax's fit below 2 (1.70
+    # with two notebooks sharing the machine, 1.76 in the stored run).
     if not BIG or min(times_lin[name][i] for i in fit[name]) >= 1e-3:
-        assert abs(slopes_lin[name] - predicted) <= 0.3, (name, slopes_lin[name])
+        assert abs(slopes_lin[name] - predicted) <= 0.45, (name, slopes_lin[name])
     else:
         print(f"(not asserted on this GPU: {name} runs below 1 ms per call, launch overhead still counts)")
 
@@ -467,11 +469,12 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Linear attention's time grows with slope ≈ 1, softmax attention's with ≈ 2 (asserted within ±0.3), and
-# the gap widens with every doubling. On a CPU the doublings to n = 2048 and 4096 cost ×4 or more in the
-# stored run, the last one well over (the ratios are printed above and move from run to run): its score
-# matrix, 16<!-- result: score_mib_2048 --> MiB at n = 2048 and 64<!-- result: score_mib_4096 --> MiB at
-# n = 4096, is larger than most CPUs' caches, so the scores make trips to main memory — the very cost §5 is about. (Where that starts
+# Linear attention's time grows with slope ≈ 1, softmax attention's with ≈ 2 (each asserted nearer its own
+# exponent than the other, within 0.45), and
+# the gap widens with every doubling. On a CPU the short doublings of softmax attention cost less than the
+# ×4 its n² work predicts (fixed per-call costs still count there), and in the stored run the last one, to
+# n = 4096, costs well over ×4 (the ratios are printed above and move from run to run): its score matrix,
+# 64<!-- result: score_mib_4096 --> MiB, is larger than a CPU core's caches, so the scores make trips to main memory — the very cost §5 is about. (Where that starts
 # depends on the machine's caches; the slope is fitted up to n = 2048.) What linear attention costs is accuracy: its
 # kernel weights are thought to be unable to express the sharp, almost one-hot weights a softmax can, and linear-attention Transformers have generally trailed softmax
 # models of the same size on language modelling — which is why the field kept softmax attention and
@@ -759,7 +762,7 @@ _ = results.record("scan_rounds", rounds)
 # | attention | multi-head: H key/value heads | **grouped-query**: H_kv = H / 2 key/value heads (§2) |
 # | biases | on every linear map and norm | **none** |
 #
-# Everything else is shared: D = 64 (chapter 12's width; small, to fit six runs into a minute), H = 4 heads
+# Everything else is shared: D = 64 (chapter 12's width; small, so six runs fit into this chapter's time), H = 4 heads
 # of Dh = 16, 2 layers, embeddings scaled by √D, Xavier
 # initialisation, an untied output layer after a final norm, the same optimiser, and for a given seed the same
 # windows of text in the same order. What the 2024 model saves (biases, the position table, half of W_K and
@@ -847,7 +850,10 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # 2024 block's time budget (`train(..., time_budget_s=...)`, which stops at the first step that reaches it),
 # so the 2024 block takes as many steps as fit into the same time. How many that is moves with the machine
 # and with what else it runs, so the stored step counts and losses will not repeat exactly on another
-# machine; the cell prints each run's seconds. The clock is this process's CPU time on one thread
+# machine; the cell prints each run's seconds. Even here the same 200<!-- result: race_steps_2017 --> steps of the 2017 block took
+# 15.2<!-- result: race_seconds_2017.min -->–16.7<!-- result: race_seconds_2017.max --> s from seed to
+# seed: the machine's speed moves between runs, which is where the spread of the 2024 block's step counts
+# and scores comes from. The clock is this process's CPU time on one thread
 # (`training_clock`); on a GPU (`BIG`, with a longer budget) it is the wall clock. Every 20 steps, and at the end, the model is scored on all the
 # validation characters in windows of 64 (`lm_nats_per_token`; evaluation is not training time). Both use Adam at
 # 3·10⁻³ with a 50-step linear warm-up and then a constant rate. Neither model's learning rate was tuned.
@@ -897,8 +903,9 @@ def score_at(history, seconds):
 
 
 def score_at_step(history, step):
-    """Validation nats/char at the last evaluation taken at or before optimiser step `step`."""
-    return [m["nats"] for m, s in zip(history.eval_metrics, history.eval_steps, strict=True) if s <= step][-1]
+    """Validation nats/char at optimiser step `step`, read off the curve (linear interpolation between the
+    two evaluations around it)."""
+    return float(np.interp(step, history.eval_steps, history.metric("nats")))
 
 
 def mean_range(values):
@@ -926,7 +933,8 @@ print(f"2017 block at the 2024 runs' step counts {summary['2024']['steps']}: "
 time_ratio = [h24.train_time_s / h17.train_time_s for h17, h24 in zip(race["2017"], race["2024"], strict=True)]
 step_cost = [(h24.train_time_s / h24.steps) / (h17.train_time_s / h17.steps)
              for h17, h24 in zip(race["2017"], race["2024"], strict=True)]  # fmt: skip
-print(f"2024 block's training time / 2017 block's: {results.record_runs('race_time_ratio', time_ratio)}")
+print(f"2024 block's training time / 2017 block's: {results.record_runs('race_time_ratio', time_ratio, tol=0.01)}")
+print(f"2017 block's {RACE_STEPS} steps, seconds: {results.record_runs('race_seconds_2017', seconds_17, tol=1.5)}")
 
 fig, ax = plt.subplots(figsize=(6.4, 3.8))
 for name, colour in (("2017", "C0"), ("2024", "C1")):
@@ -946,44 +954,48 @@ assert max(final_24) < min(final_17), "the 2024 block no longer ends lower at ev
 assert all(a > b for a, b in zip(summary["2017"]["at_2024_steps"], final_24, strict=True)), "nor at equal steps"
 assert min(step_cost) > 1, "the 2024 block's step is no longer the dearer one on every seed"
 # The budget stops a run at the first step that reaches it, so the 2024 block trains at most one step longer.
-assert all(1 <= r < 1.03 for r in time_ratio), time_ratio
+# A check on train's budget: it stops at the first step past the time, so at most one step over.
+assert all(0 <= h24.train_time_s - h17.train_time_s <= 2 * h24.train_time_s / h24.steps
+           for h17, h24 in zip(race["2017"], race["2024"], strict=True)), time_ratio
+assert np.ptp(final_17) < 0.01, "the 2017 runs no longer end within 0.01 of each other"
 assert max(final_17) < bigram_r, "the 2017 block no longer passes the bigram counts at every seed"
 results.record("race_steps_2017", RACE_STEPS)
 # The 2024 runs' step counts follow the measured time, so their scores spread more than the 2017 runs'
 # (fixed steps): each is recorded as its range, the mean only where the runs agree (record_runs).
 for key, values in (("race_final_2017", final_17), ("race_final_2024", final_24),
                     ("race_half_2017", summary["2017"]["half"]), ("race_half_2024", summary["2024"]["half"])):
-    print(f"{key}: {results.record_runs(key, values)}")
+    print(f"{key}: {results.record_runs(key, values, tol=None if key.endswith('2017') else 0.02)}")
 gaps = [a - b for a, b in zip(final_17, final_24, strict=True)]  # per seed: same data order, same time
-print(f"2017 minus 2024 at the end, per seed: {results.record_runs('race_gap', gaps)}")
+print(f"2017 minus 2024 at the end, per seed: {results.record_runs('race_gap', gaps, tol=0.02)}")
 at_steps = summary["2017"]["at_2024_steps"]
-print(f"2017 block at the 2024 runs' step counts: {results.record_runs('race_2017_at_2024_steps', at_steps)}")
-print(f"a 2024 step / a 2017 step, measured in the race: {results.record_runs('race_step_cost', step_cost)}")
-print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary['2024']['steps'])}")
+print(f"2017 block at the 2024 runs' step counts: "
+      f"{results.record_runs('race_2017_at_2024_steps', at_steps, tol=0.01)}")
+print(f"a 2024 step / a 2017 step, measured in the race: {results.record_runs('race_step_cost', step_cost, tol=0.05)}")
+print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary['2024']['steps'], tol=6)}")
 
 # %% [markdown]
 # In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block (each 2024 run trained
-# for 1.003<!-- result: race_time_ratio.min -->–1.005<!-- result: race_time_ratio.max --> times its 2017
+# for 1.004<!-- result: race_time_ratio.min -->–1.007<!-- result: race_time_ratio.max --> times its 2017
 # partner's seconds: the budget stops a run at the first step past it), the 2024 block reaches
-# **1.73**<!-- result: race_final_2024.min -->–**1.78**<!-- result: race_final_2024.max --> nats per
+# **1.68**<!-- result: race_final_2024.min -->–**1.83**<!-- result: race_final_2024.max --> nats per
 # character (three seeds) against the 2017-style block's
-# **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.54**<!-- result: race_gap.min -->–**0.59**<!--
+# **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.49**<!-- result: race_gap.min -->–**0.64**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
 # block. The curves show how the gap opens: the 2017-style block flattens near the bigram level while the
 # 2024 block keeps falling. At half the budget the two stood at
-# **2.26**<!-- result: race_half_2024.min -->–**2.30**<!-- result: race_half_2024.max --> (2024) and
-# **2.44**<!-- result: race_half_2017 --> (2017-style).
+# **2.23**<!-- result: race_half_2024.min -->–**2.31**<!-- result: race_half_2024.max --> (2024) and
+# **2.45**<!-- result: race_half_2017 --> (2017-style).
 # The 2024 block is the *slower* model here: one of its steps cost
-# 1.20<!-- result: race_step_cost.min -->–1.25<!-- result: race_step_cost.max --> steps of the 2017 block
+# 1.10<!-- result: race_step_cost.min -->–1.31<!-- result: race_step_cost.max --> steps of the 2017 block
 # in the race (per seed, from each run's seconds and steps), so it took
-# **161**<!-- result: race_steps_2024.min -->–**167**<!-- result: race_steps_2024.max --> steps in the same time.
+# **154**<!-- result: race_steps_2024.min -->–**182**<!-- result: race_steps_2024.max --> steps in the same time.
 # Its lead is not one of speed: at those step counts the 2017-style runs stood at
-# **2.36**<!-- result: race_2017_at_2024_steps.min -->–**2.37**<!-- result: race_2017_at_2024_steps.max -->
+# **2.33**<!-- result: race_2017_at_2024_steps.min -->–**2.37**<!-- result: race_2017_at_2024_steps.max -->
 # nats per character. And it caches half as many bytes per token.
 #
-# That slowness belongs to these implementations more than to the architecture. Counted from its weight
-# matrices (smaller W_K and W_V, a third FFN matrix), its matrix products per token cost only a little more
-# than the 2017 block's; the rest is the book's
+# We expect that slowness to belong to these implementations more than to the architecture, though no
+# profile here separates it. Counted from its weight matrices (smaller W_K and W_V, a third FFN matrix),
+# its matrix products per token cost only a little more than the 2017 block's; the rest would be the book's
 # from-scratch parts: its RMSNorm is a few element-wise operations where `nn.LayerNorm` is one fused kernel
 # (Zhang & Sennrich introduced RMSNorm because it is *cheaper* than LayerNorm), its rotary embedding
 # recomputes its angles on every call, and grouped-query attention reshapes its heads. The time is
@@ -992,7 +1004,8 @@ print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary[
 #
 # What the race supports, and what it does not:
 #
-# - It holds for three seeds at this budget, at this size, on one text. At this budget the 2017-style model
+# - It holds for three seeds at this budget, at this size, on one text, on one machine: the clock sets the
+#   2024 block's steps. At this budget the 2017-style model
 #   has only just passed the bigram model of chapter 12 (**2.391**<!-- result: race_bigram --> nats per
 #   character), so the race measures how fast each block gets going. Whether the gap stays, shrinks or closes
 #   with a longer budget or a larger model is not measured here (`RACE_STEPS` is one number to change).
