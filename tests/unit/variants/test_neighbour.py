@@ -204,6 +204,6 @@ def test_left_padding_changes_the_first_tokens_pair() -> None:
     module = _make(True, True)
     s = _sentences()[0]
     alone = module(torch.tensor([s]))[0]
-    left = module(torch.tensor([[PAD, PAD] + s]))[0, 2:]
-    assert module.pair_ids(torch.tensor([s]))[0, 0] != module.pair_ids(torch.tensor([[PAD] + s]))[0, 1]
+    left = module(torch.tensor([[PAD, PAD, *s]]))[0, 2:]
+    assert module.pair_ids(torch.tensor([s]))[0, 0] != module.pair_ids(torch.tensor([[PAD, *s]]))[0, 1]
     assert (left - alone).abs().max() > 1e-3
