@@ -309,8 +309,8 @@ print(f"most frequent reading within the word (uses the corpus's segmentation): 
 #   learns each pair apart. With the pairs on, the left neighbour's vector carries its own pair, so the
 #   convolution reaches two characters to the left. Beyond a sentence's ends it sees zeros, also in a padded
 #   batch: padded positions are set to zero before the convolution, so a sentence's last character does not
-#   see the padding token's vector on its right, and a sentence reads the same alone or in any batch
-#   (checked below).
+#   see the padding token's vector on its right, and a sentence reads the same alone or in any
+#   right-padded batch (checked below).
 #
 # The two differ in size as well as in kind: the pair table has a row of D numbers for every pair seen in
 # training, the convolution four numbers per channel (three weights and a bias). The parameter counts are
@@ -390,8 +390,8 @@ print(f"{len(char_vocab):,} input tokens (characters and punctuation), {len(read
       f"{len(seen_pairs):,} (previous character, character) pairs seen in training")
 
 # %% [markdown]
-# Training: Adam with weight decay (PyTorch's `AdamW`, its fused kernel: the same update in fewer passes over
-# the weights), a learning rate that starts at zero, rises linearly over the first 5% of
+# Training: Adam with weight decay (PyTorch's `AdamW`, its fused kernel: the same update up to rounding, in
+# fewer passes over the weights), a learning rate that starts at zero, rises linearly over the first 5% of
 # the steps and then falls linearly towards zero at the end, batches of 64 random training sentences, and the
 # loss on polyphone positions only. The budget is a fixed number of optimiser steps,
 # 500<!-- result: read_steps --> per seed, so every run of this page takes the same steps and, on one machine
@@ -427,8 +427,8 @@ print(f"{len(char_vocab):,} input tokens (characters and punctuation), {len(read
 # the left pairs with the width-3 convolution. The rule was the best validation score of the worst seed,
 # among runs within the issue's budget of 120 s of training per seed. Those trial runs also printed their
 # test scores, so for this choice the test split was seen, not held back (none of the trials is shipped).
-# Holding the `<unk>` pair vector at zero, and zeroing the padding before the convolution, were decided
-# without a trial run; the shipped runs below are the first to measure them. So no split on this page is
+# Holding the `<unk>` pair vector at zero, zeroing the padding before the convolution, and the fused `AdamW`
+# kernel were decided without a trial run; the shipped runs below are the first to measure them. So no split on this page is
 # clean for the neighbour embedding: validation chose it, and test was looked at while choosing. Its test scores below are optimistic, not a held-out estimate.
 
 # %%
@@ -568,6 +568,8 @@ for arm, label in READER_ARMS.items():
     print(f"  {label:38} validation {reader_val[arm].mean:.1f} ({reader_val[arm].low:.1f}-{reader_val[arm].high:.1f}), "
           f"test {test.mean:.1f} ({test.low:.1f}-{test.high:.1f}); the file's runs took {min(secs):.0f}-{max(secs):.0f} s per seed")  # fmt: skip
 reader_seconds = results.record("reader_seconds_max", max(r["train_seconds"] for r in READER["runs"][CHOSEN]))
+all_arms_seconds = max(r["train_seconds"] for arm in READER_ARMS for r in READER["runs"][arm])
+assert all_arms_seconds < 40  # the prose: every arm's 500 steps take under a third of the issue's 120 s
 controls_seconds = results.record(
     "reader_controls_seconds", round(sum(r["train_seconds"] for arm in READER_ARMS if arm != CHOSEN for r in READER["runs"][arm]))
 )
@@ -594,7 +596,7 @@ print(f"  polyphone errors: tagger {errors_left}; most frequent reading {baselin
 unseen_tokens = num_tokens = 0
 poly_hits = {True: Counter(), False: Counter()}  # unseen pair? -> who was right, and how many polyphones
 neighbour_said = read_by_neighbour(split.test)
-unseen_pair = model0.encoder.body.embed.pair_ids(pad_sequences(test_ids)) == UNK_PAIR  # (B, L), padding too
+unseen_pair = model0.encoder.body.embed.pair_ids(pad_sequences(test_ids).to(device)) == UNK_PAIR  # (B, L), padding too
 for k, s in enumerate(split.test):
     unseen = unseen_pair[k, : len(test_ids[k])].tolist()  # per token of the sentence
     unseen_tokens, num_tokens = unseen_tokens + sum(unseen), num_tokens + len(unseen)
@@ -639,8 +641,16 @@ for part in (reader_val, reader_test):
     assert part["rope_conv"].low > part["rope"].high  # the convolution alone helps
     assert part[CHOSEN].low > part["rope_pairs"].high  # the convolution on top of the pairs helps
     assert part[CHOSEN].low >= 96  # the chosen tagger reaches the issue's 96%
-for arm in ("rope_pairs", "rope_conv"):  # neither ingredient alone does, on both splits
-    assert min(reader_val[arm].low, reader_test[arm].low) < 96, arm
+# each ingredient alone reaches 96% on every seed on validation, and falls short on some seed on test
+need = math.ceil(0.96 * baseline.num_polyphone_chars)  # right answers for 96% of the test polyphones
+shortfall = {}
+for arm in ("rope_pairs", "rope_conv"):
+    assert reader_val[arm].low >= 96, arm
+    worst = round(reader_test[arm].low / 100 * baseline.num_polyphone_chars)  # right answers, worst test seed
+    shortfall[arm] = results.record(f"{arm}_test_short_of_96", need - worst)  # polyphones short of 96%
+    assert shortfall[arm] >= 1, arm
+print(f"  test, worst seed, polyphones short of 96%: pairs alone {shortfall['rope_pairs']}, "
+      f"convolution alone {shortfall['rope_conv']}")
 # the pairs on top of the convolution: not separated on validation (lower on one seed), ahead on test
 chosen_val = [100 * reader_val_scores[s].polyphone_accuracy for s in SEEDS]
 assert sum(a < r["validation"]["polyphone_accuracy"] for a, r in zip(chosen_val, READER["runs"]["rope_conv"], strict=True)) == 1
@@ -650,9 +660,12 @@ longest = results.record("longest_sentence", max(len(s.chinese) for s in (*split
 print(f"the longest sentence, all splits: {longest} characters (punctuation included)")
 assert reader_test["rope"].high < 100 * neighbour_lookup.polyphone_accuracy  # below the pair count on every seed
 rope_test_runs = [r["test"]["polyphone_accuracy"] for r in READER["runs"]["rope"]]
-rope_above_word = results.record("rope_above_word_lookup", sum(a > 100 * word_lookup.polyphone_accuracy for a in rope_test_runs))
-print(f"RoPE tagger without the neighbour embedding, test: above the word lookup on {rope_above_word} of {len(SEEDS)} seeds")
-assert rope_above_word == 1 and word_lookup.polyphone_accuracy < neighbour_lookup.polyphone_accuracy  # the prose
+rope_word_gap = [round((a - 100 * word_lookup.polyphone_accuracy) / 100 * baseline.num_polyphone_chars) for a in rope_test_runs]
+rope_word_gap_max = results.record("rope_word_gap_max", max(abs(g) for g in rope_word_gap))  # polyphones, either way
+print(f"RoPE tagger without the neighbour embedding, test: right on {rope_word_gap} polyphones more than the word "
+      f"lookup, per seed")  # fmt: skip
+assert rope_word_gap_max <= 11 and min(rope_word_gap) < 0  # the prose: within 11 polyphones of it, below on a seed
+assert word_lookup.polyphone_accuracy < neighbour_lookup.polyphone_accuracy  # the prose
 assert poly.low > 100 * neighbour_lookup.polyphone_accuracy  # with its neighbours given, above both lookups
 assert reader_val[CHOSEN].low > neighbour_val_poly  # on validation too
 
@@ -685,11 +698,14 @@ assert reader_val[CHOSEN].low > neighbour_val_poly  # on validation too
 # finding. The choice itself was made on the trial runs by the rule above (the best validation score of the
 # worst seed); on the shipped runs the same rule still picks the combination, which is also the only arm here
 # at 96% (the issue's target) or more on every seed on both splits, in at most
-# 33<!-- result: reader_seconds_max --> s of training per seed.
+# 33<!-- result: reader_seconds_max --> s of training per seed. The margins are small: on validation each
+# ingredient alone also reaches 96% on every seed; only on the test split, seen during the choice, does each
+# fall short on its worst seed, the pairs by 1<!-- result: rope_pairs_test_short_of_96 --> polyphone and the
+# convolution by 3<!-- result: rope_conv_test_short_of_96 -->.
 #
 # What these runs do not show. Every arm had 500<!-- result: read_steps --> steps; whether the RoPE tagger,
-# or one ingredient alone, reaches 96% with the rest of the issue's 120 s was not measured, so "needed to
-# reach 96%" holds at this budget only. The pair table is no like-for-like control: it takes the tagger from
+# or one ingredient alone, reaches 96% on the test split with the rest of the issue's 120 s was not
+# measured. The pair table is no like-for-like control: it takes the tagger from
 # 389,500<!-- result: reader_params_rope --> parameters to 1,287,100<!-- result: reader_params_rope_pairs -->,
 # while the convolution adds 256<!-- result: reader_conv_weights -->, and a tagger as large without the pairs
 # was not run, so what the pairs add may be partly size. And RoPE against sinusoidal positions was measured
@@ -707,8 +723,9 @@ assert reader_val[CHOSEN].low > neighbour_val_poly  # on validation too
 # (95.8%<!-- result: neighbour_lookup_poly --> on the test split; on validation it reads
 # 96.5%<!-- result: neighbour_lookup_val -->, below the tagger's worst seed there) and the word lookup
 # (94.9%<!-- result: word_lookup_poly -->). The RoPE tagger without the
-# neighbour embedding stayed *below* the neighbour lookup on every seed, and beside the word lookup: above it
-# on one seed, below it on the other two. On these short sentences (none longer than
+# neighbour embedding stayed *below* the neighbour lookup on every seed, and not clearly apart from the word
+# lookup: within 11<!-- result: rope_word_gap_max --> polyphones of it on every seed, and below it on at least
+# one. On these short sentences (none longer than
 # 18<!-- result: longest_sentence --> characters) one neighbour carries most of the context, and counting
 # pairs in 3,467<!-- result: num_train --> training sentences finds it without training at all; attention
 # alone found most of it in 500<!-- result: read_steps --> steps, not all. Handed the neighbours, the model

@@ -133,3 +133,77 @@ def test_bad_tokens_raise(tokens, error: type, words: str) -> None:
 def test_pair_ids_needs_a_pair_table() -> None:
     with pytest.raises(ValueError, match="seen_pairs=None"):
         _make(False, True).pair_ids(torch.ones(1, 2, dtype=torch.long))
+
+
+def test_pair_keys_are_int64_and_do_not_overflow_for_a_large_vocabulary() -> None:
+    """In int32, previous * (V + 1) overflows from V = 46,341 on; the keys are computed in int64."""
+    big = 50_000
+    tokens = torch.tensor([[big - 1, big - 2]], dtype=torch.int32)
+    keys = pair_keys(tokens, big)
+    assert keys.dtype == torch.int64
+    assert keys.tolist() == [[big * (big + 1) + big - 1, (big - 1) * (big + 1) + big - 2]]
+
+
+@pytest.mark.parametrize(
+    "tokens, vocab_size, error, words",
+    [
+        (torch.tensor([[1, -1]]), V, ValueError, r"tokens: expected ids in \[0, V=11\]"),
+        (torch.tensor([[1, V + 1]]), V, ValueError, r"tokens: expected ids in \[0, V=11\]"),
+        (torch.tensor([[1, 2]]), 0, ValueError, "vocab_size: expected a positive int"),
+        (torch.tensor([[1, 2]]), 11.0, TypeError, "vocab_size: expected an int"),
+    ],
+)
+def test_pair_keys_bad_arguments_raise(tokens, vocab_size, error: type, words: str) -> None:
+    with pytest.raises(error, match=words):
+        pair_keys(tokens, vocab_size)
+
+
+def test_negative_ids_would_collide_so_they_are_refused() -> None:
+    """Why the range check: the pair (2, -1) would get the key of the real pair (1, V): 2(V+1) - 1 = (V+1) + V."""
+    assert 2 * (V + 1) - 1 == pair_keys(torch.tensor([[1, V]]), V)[0, 1]
+    with pytest.raises(ValueError, match="tokens: expected ids"):
+        pair_keys(torch.tensor([[2, -1]]), V)
+
+
+def test_pair_ids_on_another_device_raise_a_clear_error() -> None:
+    module = _make(True, False).to("meta")  # a device other than the CPU tokens', without needing a GPU
+    with pytest.raises(ValueError, match=r"tokens: expected tokens on the module's device meta.*got tokens on cpu"):
+        module.pair_ids(torch.ones(1, 2, dtype=torch.long))
+
+
+@pytest.mark.parametrize("pairs", [True, False])
+def test_a_float64_embedding_gets_float64_pairs_and_convolution(pairs: bool) -> None:
+    embed = nn.Embedding(V, D, dtype=torch.float64)
+    seen = pair_keys(torch.tensor([_sentences()[0]]), V)[0].unique() if pairs else None
+    module = NeighbourEmbedding(embed, seen, conv=True, pad_id=PAD)
+    assert module.conv.weight.dtype == torch.float64
+    if pairs:
+        assert module.pairs.weight.dtype == torch.float64
+    out = module(_padded(_sentences()))
+    assert out.dtype == torch.float64
+
+
+def test_seen_pairs_is_saved_and_loaded_with_the_weights() -> None:
+    module = _make(True, False)
+    assert "seen_pairs" in module.state_dict()
+    other = NeighbourEmbedding(nn.Embedding(V, D), module.seen_pairs + 1).double()  # same length, other pairs
+    other.load_state_dict(module.state_dict())
+    assert torch.equal(other.seen_pairs, module.seen_pairs)  # the table travels with the weights
+    missing = {k: v for k, v in module.state_dict().items() if k != "seen_pairs"}
+    with pytest.raises(RuntimeError, match="seen_pairs"):
+        other.load_state_dict(missing)
+
+
+def test_length_zero_with_the_convolution_raises() -> None:
+    with pytest.raises(ValueError, match="at least one position"):
+        _make(False, True)(torch.ones(2, 0, dtype=torch.long))
+
+
+def test_left_padding_changes_the_first_tokens_pair() -> None:
+    """Documented: padding invariance holds for right padding only; a left pad makes (pad, token) the first pair."""
+    module = _make(True, True)
+    s = _sentences()[0]
+    alone = module(torch.tensor([s]))[0]
+    left = module(torch.tensor([[PAD, PAD, *s]]))[0, 2:]
+    assert module.pair_ids(torch.tensor([s]))[0, 0] != module.pair_ids(torch.tensor([[PAD, *s]]))[0, 1]
+    assert (left - alone).abs().max() > 1e-3
