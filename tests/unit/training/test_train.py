@@ -111,6 +111,17 @@ def test_history_budgets_and_evaluation(capsys):
     assert capsys.readouterr().out == ""  # library code never prints
 
 
+def _counting_evaluate():
+    """An ``evaluate`` whose one metric ``n`` counts the evaluations so far (1, 2, 3, ...)."""
+    calls = []
+
+    def evaluate(model):
+        calls.append(1)
+        return {"n": float(len(calls))}
+
+    return evaluate
+
+
 def test_stop_when_ends_training_at_the_first_accepted_evaluation():
     # The metric counts evaluations; stopping at the third one (step 6 with eval_every=2) leaves the history of
     # exactly those 6 steps, the same as a run with max_steps=6: stopping early changes nothing before the stop.
@@ -132,26 +143,14 @@ def test_stop_when_ends_training_at_the_first_accepted_evaluation():
                       stop_when=lambda m: m["v"] > 0.5, progress=False, device="cpu")
     assert per_epoch.stop_reason == "target_reached" and per_epoch.steps == 8 and per_epoch.eval_steps == [8]
     # Ties: the target wins over a budget that runs out at the same step, whichever evaluation sees it.
-    calls = []
-
-    def second_is_enough(model):
-        calls.append(1)
-        return {"n": float(len(calls))}
-
-    tie = train(_Linear(), _regression_batches(), _mse, max_steps=4, eval_every=2, evaluate=second_is_enough,
+    tie = train(_Linear(), _regression_batches(), _mse, max_steps=4, eval_every=2, evaluate=_counting_evaluate(),
                 stop_when=lambda m: m["n"] >= 2, progress=False, device="cpu")
     assert tie.stop_reason == "target_reached" and tie.eval_steps == [2, 4] and tie.steps == 4
     epochs_tie = train(_Linear(), _regression_batches(), _mse, max_epochs=1, evaluate=lambda m: {"v": 1.0},
                        stop_when=lambda m: True, progress=False, device="cpu")
     assert epochs_tie.stop_reason == "target_reached" and epochs_tie.eval_steps == [8]
     assert len(epochs_tie.eval_metrics) == 1
-    count = []
-
-    def counting(model):
-        count.append(1)
-        return {"n": float(len(count))}
-
-    last_only = train(_Linear(), _regression_batches(), _mse, max_steps=5, eval_every=2, evaluate=counting,
+    last_only = train(_Linear(), _regression_batches(), _mse, max_steps=5, eval_every=2, evaluate=_counting_evaluate(),
                       stop_when=lambda m: m["n"] >= 3, progress=False, device="cpu")
     assert last_only.stop_reason == "target_reached" and last_only.eval_steps == [2, 4, 5]  # the off-cadence one
     ticks = iter(range(1000))  # a fake clock: every reading is one second later
