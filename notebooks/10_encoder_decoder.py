@@ -321,6 +321,7 @@ scheduler = linear_warmup_decay(optimizer, WARMUP_STEPS, STEPS)
 history = train(model, train_batches, seq2seq_loss, optimizer=optimizer, scheduler=scheduler, max_steps=STEPS,
                 device=device, desc="transformer")  # fmt: skip
 final_loss = sum(history.losses[-50:]) / 50
+_ = results.record("train_epochs", history.epochs)  # steps / batches per epoch: the same on every machine
 first_loss = results.record("first_loss", history.losses[0])  # seeded, before any update
 print(f"{history.steps} steps ({history.epochs:.1f} epochs) in {history.train_time_s:.0f} s, "
       f"{history.tokens_per_s:,.0f} target tokens/s; loss {history.losses[0]:.2f} -> {final_loss:.1e} nats/token")
@@ -498,7 +499,7 @@ for s, r, h in wrong[:3]:
 # 54<!-- result: n_bucket_3 --> sentences of 31 words or more (89.2%<!-- result: em_over_20 --> over all
 # sentences longer than 20 words). The wrong outputs printed above show how: a long sentence comes out right
 # for most of its length, then a clause is dropped, or words are added or swapped. One seed, one run, at this
-# budget (about two epochs, kept short so the chapter runs in a few minutes): the longest bucket is small,
+# budget (2.1<!-- result: train_epochs --> epochs, kept short so the chapter runs in a few minutes): the longest bucket is small,
 # each of its sentences moves it by almost two points, and a longer run may well close part of the gap; this
 # chapter did not measure that.
 
@@ -765,6 +766,15 @@ val_final = {name: [run["curve"][-1][2] for run in runs[name]] for name in NAMES
 print(f"validation exact match at the end (%): Transformer "
       f"{results.record_runs('tf_val_em', val_final['Transformer'])} after {TF_STEPS} steps, Bahdanau "
       f"{results.record_runs('bahdanau_val_em', val_final['Bahdanau'])} after {budget_steps['Bahdanau']}")
+# The prose's "about as many steps", and the per-step comparison: the Transformer's last checkpoint at or
+# before the RNN's step count, against the RNN's end.
+step_ratio = budget_steps["Bahdanau"] / TF_STEPS
+assert 0.8 <= step_ratio <= 1.25, f"the RNN got {budget_steps['Bahdanau']} steps: no longer about as many"
+tf_step = max(step for step, _, _ in runs["Transformer"][0]["curve"] if step <= budget_steps["Bahdanau"])
+tf_early = [next(em for step, _, em in run["curve"] if step == tf_step) for run in runs["Transformer"]]
+print(f"validation exact match, Transformer after {results.record('tf_early_step', tf_step)} steps: "
+      f"{results.record_runs('tf_val_em_early', tf_early)}")
+assert all(t > b for t, b in zip(tf_early, val_final["Bahdanau"], strict=True)), "not ahead at fewer steps"
 
 # %% tags=["nbval-ignore-output"]
 fig, ax_curve = plt.subplots(figsize=(6.4, 4))
@@ -772,7 +782,8 @@ for (name, name_runs), colour in zip(runs.items(), ("tab:green", "tab:blue"), st
     for i, run in enumerate(name_runs):
         _, seconds, ems = zip(*run["curve"], strict=True)
         ax_curve.plot(seconds, ems, marker="o", color=colour, alpha=0.7, label=name if i == 0 else None)
-ax_curve.set(xlabel="training seconds (CPU time)", ylabel="exact match on 100 validation sentences (%)",
+clock_kind = "CPU time" if clock is time.process_time else "wall clock"  # see training_clock
+ax_curve.set(xlabel=f"training seconds ({clock_kind})", ylabel="exact match on 100 validation sentences (%)",
              ylim=(-5, 105), title=f"sentences of ≤ {RACE_MAX_WORDS} words: one line per seed")  # fmt: skip
 ax_curve.legend(fontsize=8)
 fig.tight_layout()
@@ -784,10 +795,11 @@ plt.show()
 
 # %% tags=["nbval-ignore-output"]
 beam_src = pad_sequences([source_ids(en) for en, _ in compare_test]).to(device)  # (300, S)
+race_max_out = max(len(zh.split()) for _, zh in compare_test) + 11  # as in section 7: 10 words past the longest
 beam_gain = []
 for seed, run in zip(SEEDS, runs["Transformer"], strict=True):
     run["model"].eval()
-    hits = {K: exact_matches(beam_search(run["model"], beam_src, K, 40, BOS_ID, EOS_ID), compare_test) for K in (1, 4)}
+    hits = {K: exact_matches(beam_search(run["model"], beam_src, K, race_max_out, BOS_ID, EOS_ID), compare_test) for K in (1, 4)}
     beam_gain.append(100 * (hits[4] - hits[1]) / len(compare_test))
     print(f"seed {seed}: {hits[1]}/{len(compare_test)} exact with K = 1 (greedy), {hits[4]}/{len(compare_test)} "
           f"with K = 4")
@@ -810,7 +822,10 @@ assert min(beam_gain) > 0  # at this budget the beam helps every seed's Transfor
 # than their Transformer partner on two seeds and less on one, a few per cent either way, which does not
 # decide a gap of this size. With about as many steps the Transformer learns this task faster: on the 100 validation sentences
 # it ends at 76<!-- result: tf_val_em.min -->–79%<!-- result: tf_val_em.max -->, the RNN at
-# 16<!-- result: bahdanau_val_em.min -->–38%<!-- result: bahdanau_val_em.max -->.
+# 16<!-- result: bahdanau_val_em.min -->–38%<!-- result: bahdanau_val_em.max -->. Per step, too: at its
+# checkpoint after 100<!-- result: tf_early_step --> steps, no more than the RNN's, the Transformer already
+# stood at 0<!-- result: tf_val_em_early.min -->–0%<!-- result: tf_val_em_early.max -->, above its RNN
+# partner's end on every seed (the cell asserts it, and that the step counts stay within a quarter of each other).
 #
 # Read this as a statement about *this budget and these sentences*, nothing more. The size of the gap is not
 # a stable figure: the RNN's curves are still climbing steeply at the end of the budget (the plot), so its
@@ -827,7 +842,7 @@ assert min(beam_gain) > 0  # at this budget the beam helps every seed's Transfor
 # sentences right than greedy decoding, for every seed (the cell asserts it). One reason can be that the
 # word that looks best now is not the start of the best-scoring sentence, which a beam can recover; another
 # can be the length penalty, which favours longer outputs where briefly trained models stop early. The two
-# were not separated here. On section 7's long sentences, from the model trained for about two epochs, the
+# were not separated here. On section 7's long sentences, from the model trained for 2.1<!-- result: train_epochs --> epochs, the
 # beam changed 9<!-- result: beam_full_changed_k4 --> outputs and got fewer right.
 #
 # The Transformer's other advantage needs other hardware to show. Its training step processes every position
@@ -852,7 +867,7 @@ assert min(beam_gain) > 0  # at this budget the beam helps every seed's Transfor
 #   32<!-- result: beam_full_hits_k4 --> right against greedy's 34<!-- result: beam_full_hits_k1 -->; for the
 #   Transformers trained briefly in section 12 it added 1.3<!-- result: beam_gain_short.min -->–4.0<!-- result:
 #   beam_gain_short.max --> points, for every seed.
-# - A 2+2-layer model with D = 64, trained for about two epochs (one seed), learns most of the corpus:
+# - A 2+2-layer model with D = 64, trained for 2.1<!-- result: train_epochs --> epochs (one seed), learns most of the corpus:
 #   97.3%<!-- result: test_em --> exact match on unseen sentences and 92.0%<!-- result: combo_em --> on unseen
 #   word pairings. Long sentences are much harder: 94.0%<!-- result: em_bucket_2 --> for 21–30 words but only
 #   50.0%<!-- result: em_bucket_3 --> for the 54<!-- result: n_bucket_3 --> sentences of 31 words or more. Its

@@ -59,12 +59,30 @@ def test_each_control_differs_from_its_arm_in_one_setting(shipped: dict) -> None
         assert {k for k in arms[arm] if arms[arm][k] != arms[control][k]} == {setting}, (arm, control)
 
 
-def test_the_file_ran_the_script_s_arms(shipped: dict) -> None:
-    """An edit to the benchmark's arms (or to the chapter's step count) without a re-run fails here."""
-    script = Path(__file__).resolve().parents[3] / "benchmarks" / "hsk_reader.py"
-    spec = importlib.util.spec_from_file_location("hsk_reader_script", script)
+@pytest.fixture(scope="module")
+def script():
+    """``benchmarks/hsk_reader.py``, imported as a module (it is not part of the package)."""
+    path = Path(__file__).resolve().parents[3] / "benchmarks" / "hsk_reader.py"
+    spec = importlib.util.spec_from_file_location("hsk_reader_script", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_the_file_ran_the_script_s_arms(shipped: dict, script) -> None:
+    """An edit to the benchmark's arms (or to the chapter's step count) without a re-run fails here."""
+    module = script
     assert shipped["settings"]["arms"] == module.ARMS and shipped["settings"]["seeds"] == list(module.SEEDS)
     chapter = module.NOTEBOOK.read_text(encoding="utf-8")
     assert f'READ_STEPS = results.record("read_steps", {shipped["settings"]["steps"]})' in chapter
+
+
+def test_the_file_ran_the_chapter_s_current_cells(shipped: dict, script) -> None:
+    """An edit to the chapter's code up to ``read_aloud`` without a re-run of the benchmark fails here."""
+    module = script
+    cells = module.chapter_cells()
+    assert "def read_aloud(" in cells[-1] and "def read_aloud(" not in "".join(cells[:-1])
+    assert shipped["cells_sha256"] == module.cells_digest(cells), "re-run benchmarks/hsk_reader.py"
+    # comments and layout do not count, code does
+    assert module.cells_digest([c + "\n# a comment" for c in cells]) == shipped["cells_sha256"]
+    assert module.cells_digest([*cells[:-1], cells[-1] + "\nREAD_STEPS = 1"]) != shipped["cells_sha256"]
