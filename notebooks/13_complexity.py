@@ -194,8 +194,8 @@ print(f"the seed's formula misses {missing_share:.1f}% of the attention products
 # %% [markdown]
 # ## 2 · When is attention cheaper? The n = d crossover in FLOPs
 #
-# The seeds' most surprising claim: when the sequence is shorter than the model is wide (n < d, typical of
-# large models), n²·d < n·d², so self-attention costs *less* than a recurrent layer. With the exact
+# The seeds' most surprising claim: when the sequence is shorter than the model is wide (n < d, which the seed
+# calls typical of modern LLMs; many now read contexts far longer than their width), n²·d < n·d², so self-attention costs *less* than a recurrent layer. With the exact
 # constants, attention's core (4n²d) equals an RNN (4nd²) exactly at n = d. But a self-attention *layer*
 # also has its four projections (8nd²), which alone cost twice an RNN layer. Plot all of them at d = 256.
 
@@ -347,7 +347,7 @@ for name, slope in slopes_n.items():
 # %% [markdown]
 # The fitted slopes sit within ±0.3 of the predicted exponents (the assertion above checks it on every
 # run with one torch thread, as the book's runs time; with several threads the RNN's many small per-step
-# operations pay threading overhead, and one such run fitted its slope well below 1): attention's time grows with n², the others with n. Doubling the length, which the seeds say
+# operations pay threading overhead, which can bend its curve): attention's time grows with n², the others with n. Doubling the length, which the seeds say
 # quadruples attention's cost, can be read directly off the table: compare the rows n = 512 and 1024.
 #
 # Where do the measured curves of attention and the RNN cross? In FLOPs at n = d; on the clock, later:
@@ -386,8 +386,9 @@ plt.show()
 # At equal FLOPs (n = d) the RNN is the slower layer, and the time crossover sits at a longer length than
 # n = d. The reason is not the FLOP count but the arithmetic *shape*. Half of the RNN's FLOPs, the input
 # products x_t W_ih, torch does for all steps at once as one large product (section 4 counts it); the other
-# half, h_{t−1} W_hh, are n small vector-matrix products that must run one after another, each re-reading the
-# d × d weights. The attention core spends all of its FLOPs in two large products. The dotted line shows what attention's FLOPs would cost
+# half, h_{t−1} W_hh, are n small vector-matrix products that must run one after another. The attention core
+# spends all of its FLOPs in two large products. What makes the small products slow is not measured one by
+# one here; the width sweep below suggests a fixed cost per step, paid whatever the arithmetic. The dotted line shows what attention's FLOPs would cost
 # at the RNN's (lower) rate. Section 6 measures those rates against the ceiling.
 #
 # **Against the width d.** Predicted: attention's core grows with d¹ (at fixed n), the RNN and convolution
@@ -605,10 +606,13 @@ torch.backends.mkldnn.enabled = onednn
 # %% [markdown]
 # In the stored run the attention core and the convolution run near the ceiling (the ceiling is a practical
 # one, measured on a single 1024 × 1024 product, so a layer can land above it as well as below); the RNN reaches less
-# than half the attention core's rate (the cell asserts that bound on every run). Section 4 showed why: torch
-# does the RNN's input products for all steps as one large product, but the other half of its FLOPs are n
-# products of a single vector by W_hh, each re-reading the weights and each waiting for the one before.
-# That gap, not the FLOP count, is why the RNN is slower at equal FLOPs. On a GPU the
+# than half the attention core's rate (the cell asserts that bound on every run). Section 4 counted the shapes
+# behind it: torch does the RNN's input products for all steps as one large product, but the other half of its
+# FLOPs are n products of a single vector by W_hh, each waiting for the one before. Why those small products
+# run at a low rate was not measured directly. The stored numbers suggest a fixed overhead per step more than
+# the arithmetic: left of the width sweep's fit region the RNN's time grew far more slowly than d² (its slope
+# printed in section 3), which a cost set by the products' FLOPs would not do. So the shape of the work, not
+# the FLOP count, is the likely reason the RNN is slower at equal FLOPs. On a GPU the
 # ceiling is set by thousands of lanes that a single vector per step cannot fill, so we expect the gap to
 # widen there, but the stored run cannot show it: the "order of magnitude" of the seeds depends on the
 # hardware, and the cell above measures it on yours. (A measurement on one core says nothing about

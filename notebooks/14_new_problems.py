@@ -37,7 +37,7 @@ if "google.colab" in sys.modules:
 #
 # The Transformer removed recurrence's sequential wall and its long paths, and brought costs of its own:
 # an n × n attention matrix, a key/value cache that grows with every generated token, feed-forward layers
-# that hold most of the parameters, trouble with inputs longer than any seen in training. The source
+# that hold a large share of the parameters, trouble with inputs longer than any seen in training. The source
 # articles end with a table of these troubles and their standard fixes. This chapter runs each one at a
 # size a laptop can handle and measures what it buys.
 #
@@ -474,7 +474,8 @@ plt.show()
 # the gap widens with every doubling. On a CPU the short doublings of softmax attention cost less than the
 # ×4 its n² work predicts (fixed per-call costs still count there), and in the stored run the last one, to
 # n = 4096, costs well over ×4 (the ratios are printed above and move from run to run): its score matrix,
-# 64<!-- result: score_mib_4096 --> MiB, is larger than a CPU core's caches, so the scores make trips to main memory — the very cost §5 is about. (Where that starts
+# 64<!-- result: score_mib_4096 --> MiB, is larger than a CPU core's caches, so the likely cause (not measured
+# here) is the scores' trips to main memory — the very cost §5 is about. (Where that starts
 # depends on the machine's caches; the slope is fitted up to n = 2048.) What linear attention costs is accuracy: its
 # kernel weights are thought to be unable to express the sharp, almost one-hot weights a softmax can, and linear-attention Transformers have generally trailed softmax
 # models of the same size on language modelling — which is why the field kept softmax attention and
@@ -546,7 +547,8 @@ _ = results.record("peak_fused_mib", peaks["torch fused SDPA"] / 2**20)
 # little more than its output. Our block-by-block version sits between: it never holds a full score matrix,
 # but its (L, block) tiles and their temporaries live in main memory, where a real kernel keeps them in
 # on-chip registers and shared memory. Memory traffic is what costs time on a GPU, where reading and writing that
-# matrix is slower than the arithmetic on it; on a CPU the gain is smaller. Measured here:
+# matrix is slower than the arithmetic on it; on a CPU we expect the gain to be smaller (no GPU run is stored
+# to compare). Measured here:
 
 # %% tags=["nbval-ignore-output"]
 on_device = [t.to(device) for t in (q, k, v)]
@@ -589,8 +591,8 @@ print(f"attention {attention_params:,}, feed-forward {ffn_params:,}: FFN = {ffn_
 # norms aside). The seeds say more: "about 2/3 of the whole model" (one) and "60–70% of all parameters"
 # (another). For the whole base model that is too high: its 12 feed-forward networks hold
 # **25.2**<!-- result: ffn_all_m --> M of its **63.1**<!-- result: base_all_m --> M parameters,
-# **39.9**<!-- result: ffn_model_share -->%, because the embeddings and the decoder's cross-attention hold
-# the rest (counted below). A mixture of experts (Shazeer et al. 2017; Fedus et al. 2022) replaces it by E such networks and
+# **39.9**<!-- result: ffn_model_share -->%, because the shared embedding and the attention layers (self- and
+# cross-attention) hold nearly all the rest. A mixture of experts (Shazeer et al. 2017; Fedus et al. 2022) replaces it by E such networks and
 # a router that sends each token to its top k. `tformer.variants.moe.MixtureOfExperts(d_model, d_ff, num_experts,
 # top_k)`: the router's softmax picks the k most probable experts, and the output is their gate-weighted sum.
 
@@ -633,8 +635,9 @@ plt.show()
 # %% [markdown]
 # torch's FLOP count equals the router plus two experts per token. The layer holds
 # **265,216**<!-- result: moe_total --> parameters but only **66,688**<!-- result: moe_active --> touch any
-# one token: 8× the parameters of a dense FFN for 2× its compute. Even untrained, the router is uneven: the
-# busiest expert gets **1.19**<!-- result: moe_max_over_mean -->× the mean load. Training adds the
+# one token: 8× the parameters of a dense FFN for 2× its compute. Untrained, the busiest expert gets
+# **1.19**<!-- result: moe_max_over_mean -->× the mean load, about what chance alone gives when 128 tokens each
+# pick two of eight experts at random: so few tokens never spread exactly evenly. Training adds the
 # load-balancing loss (Fedus et al. 2022, E · Σᵢ fᵢ Pᵢ: the share of tokens fᵢ times the mean router
 # probability Pᵢ of each expert), which is smallest under uniform routing. Its printed value, near 1, does
 # not measure the imbalance: it equals 1 whenever either f or P is uniform, and an untrained router's
@@ -974,7 +977,8 @@ print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary[
 
 # %% [markdown]
 # In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block (each 2024 run trained at
-# most one step longer than its 2017 partner, asserted: the budget stops a run at the first step past it), the
+# most about two of its mean step times longer than its 2017 partner, and never shorter, asserted: the budget
+# stops a run at the first step past it), the
 # 2024 block reaches
 # **1.71**<!-- result: race_final_2024.min -->–**1.78**<!-- result: race_final_2024.max --> nats per
 # character (three seeds) against the 2017-style block's
