@@ -71,11 +71,12 @@ def chapter_namespace(steps: int | None) -> dict:
     import matplotlib
 
     matplotlib.use("Agg")
-    namespace: dict = {"__name__": "chapter_11"}
+    cells = chapter_cells()
+    namespace: dict = {"__name__": "chapter_11", "CELLS_SHA256": cells_digest(cells)}  # of the code that runs
     cwd = os.getcwd()
     os.chdir(NOTEBOOK.parent)  # as the notebook runs
     try:
-        for cell in chapter_cells():
+        for cell in cells:
             with contextlib.redirect_stdout(io.StringIO()):
                 exec(compile(cell, str(NOTEBOOK), "exec"), namespace)
     finally:
@@ -115,7 +116,7 @@ def main(argv: list[str]) -> int:
         + ("" if args.steps is None else f" --steps {args.steps}"),
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
-        "cells_sha256": cells_digest(chapter_cells()),
+        "cells_sha256": ns["CELLS_SHA256"],
         "settings": {
             "steps": ns["READ_STEPS"], "peak_lr": ns["PEAK_LR"], "chosen": chosen_arm, "arms": ARMS,
             "seeds": list(SEEDS),
