@@ -259,14 +259,18 @@ for shared in ("shared (Q = K)", "shared, nn.Linear init"):
 
 # %% [markdown]
 # With a shared projection a token's best match is itself in **95.3%**<!-- result: self_top_shared --> of
-# rows at the N(0, 1/D) scale and in **96.1%**<!-- result: self_top_linear --> at `nn.Linear`'s scale: that
-# part does not depend on the scale. The weight it spends on itself does: on average
+# rows at the N(0, 1/D) scale and in **96.1%**<!-- result: self_top_linear --> at `nn.Linear`'s scale. Which
+# key is on top cannot depend on the scale: multiplying W by c multiplies every score by c², and the order
+# stays. The two shared arms also differ in distribution (Gaussian against uniform entries) and in their
+# random draw, and that is what moves the rate between them. The weight a token spends on itself does depend
+# on the scale: on average
 # **0.70**<!-- result: self_w_shared --> at the first scale, only **0.34**<!-- result: self_w_linear --> at
 # the second. With separate projections the top match is itself in
 # **12.3%**<!-- result: self_top_separate --> of rows, about the 1 in 8 of chance, and the self-weight is
-# **0.13**<!-- result: self_w_separate -->. Trained models show the same pull: the Reformer (Kitaev, Kaiser &
-# Levskaya 2020, §3), which shares queries and keys, forbids a token to attend to itself (unless it has no
-# other target) because its own key would otherwise almost always score highest. Separate W_Q and W_K let a
+# **0.13**<!-- result: self_w_separate -->. The Reformer (Kitaev, Kaiser & Levskaya 2020, §2), which shares
+# queries and keys, argues the same from the algebra: a query's dot product with itself is almost always
+# larger than with any other key, so it forbids a token to attend to itself (unless it has no other
+# target). Separate W_Q and W_K let a
 # token look *away* from itself, and let "A looks for B" differ from "B looks for A".
 
 # %%
@@ -452,8 +456,8 @@ assert (runs[[f"{n} ratio" for n in ("W_Q", "W_K", "W_V")]] > 3).all().all()
 # find the entry; W_K plays down the entries' value ids for the same reason, and W_V reads them because they
 # are the answer. The key projection reads the sign, the value projection
 # reads the goods, exactly the split of the shopping analogy, found by gradient descent alone. The size of
-# the ratios belongs to this budget: under weight decay they keep growing with training; their direction
-# (above 1) is the finding.
+# the ratios belongs to this budget (200<!-- result: steps --> steps; we did not train longer); their
+# direction (above 1) is the finding.
 #
 # **Two controls**, same seeds, same 200<!-- result: steps --> steps, same test set. *No weight decay*: does the split still
 # appear, so that the gradients made it? *W_V tied to W_K*: one projection serves as both key and value
@@ -495,13 +499,16 @@ assert (tied["accuracy %"] >= 98).all() and (tied["weight on match"] > 0.6).all(
 # and W_V reads the value half
 # **5.34**<!-- result: nodecay_wv_ratio.min -->–**6.60**<!-- result: nodecay_wv_ratio.max -->× more strongly.
 # So the gradients make the split; weight decay only changes its size. It also changes the weight on the
-# matching entry, which is **0.96**<!-- result: nodecay_on_match --> without it against **0.84**<!-- result: on_match --> with it.
+# matching entry, which is **0.958**<!-- result: nodecay_on_match --> (seeds
+# **0.954**<!-- result: nodecay_on_match.min -->–**0.963**<!-- result: nodecay_on_match.max -->) without it
+# against **0.841**<!-- result: on_match --> (**0.837**<!-- result: on_match.min -->–**0.847**<!-- result: on_match.max -->)
+# with it.
 #
 # With W_V tied to W_K, every seed still retrieves **100.0%**<!-- result: tied_accuracy --> of the test
 # memories and puts **0.84**<!-- result: tied_on_match --> of its attention on the match. The one shared
 # matrix now reads both halves about equally (its key-half ratio is only
-# **1.05**<!-- result: tied_wk_ratio.min -->–**1.07**<!-- result: tied_wk_ratio.max -->×): 16 numbers wide, it
-# has room to keep the sign and the goods in different directions. So in this task separate key and value
+# **1.05**<!-- result: tied_wk_ratio.min -->–**1.07**<!-- result: tied_wk_ratio.max -->×). Our guess, not
+# checked here: 16 numbers wide, it has room to keep the sign and the goods in different directions. So in this task separate key and value
 # projections are not needed. What they buy is freedom: matching and content need not share one matrix, and
 # d_k and d_v may differ. Whether tying costs accuracy when the projection is too narrow for both jobs is not
 # measured here.
@@ -545,7 +552,8 @@ plt.show()
 #   value projections let matching and content be chosen independently (and differ in width); in the
 #   retrieval task a W_V tied to W_K retrieved just as well, so the split is a freedom, not a necessity there.
 # - Q = X W_Q, K = X W_K, V = X W_V: three learned matrices, D·(2 d_k + d_v) parameters, independent of the
-#   sentence length. `MultiHeadAttention` with one head and W_O = I computes the same thing.
+#   sentence length. `MultiHeadAttention` with one head (so d_k = d_v = D) and W_O = I computes the same
+#   thing.
 # - Sharing W_Q = W_K makes the scores symmetric and makes a token's best match almost always itself (at
 #   both scales tried; how much weight that is depends on the scale); separate
 #   projections let tokens look elsewhere, and one way.

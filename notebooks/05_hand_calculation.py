@@ -84,7 +84,8 @@ pd.set_option("display.unicode.east_asian_width", True)  # align columns that ho
 # - 它's **query** is [1, 0]: "I am looking for an animal".
 #
 # We work in float64 so that the printed digits are exact to the last one shown. The key width is the head
-# dimension Dh; the formula calls it d_k, and d_k = Dh throughout.
+# dimension Dh; the formula calls it d_k, and d_k = Dh throughout. The value width is Dv (d_v in the papers);
+# here both widths are 2.
 
 # %%
 tokens = ["猫", "追", "老鼠", "它"]
@@ -153,7 +154,8 @@ torch.testing.assert_close(weights_by_hand, reference, rtol=0, atol=5e-5)
 # %% [markdown]
 # The weights are **0.3029**<!-- result: w_cat --> for 猫, **0.1493**<!-- result: w_chase --> for 追,
 # **0.2450**<!-- result: w_mouse --> for 老鼠 and **0.3029**<!-- result: w_it --> for 它 itself. Notice two
-# things. First, the softmax is gentle: a score gap of 1.0 against 0.0 became a weight ratio of only
+# things. First, the softmax is gentle: a raw score gap of 1.0 against 0.0 (1/√2 ≈ 0.71 after the scaling)
+# became a weight ratio of only
 # **2.0**<!-- result: ratio_cat_chase --> to 1, so every token keeps a share. Second, 它 gives itself as
 # much weight as it gives 猫, because in this toy its key equals 猫's. Telling the two apart is the job of training (and of the positional
 # information of chapter 08).
@@ -298,8 +300,8 @@ assert largest["rounded chain: error"] == "老鼠" and largest["rounded once: er
 # sits just below the point where rounding flips, so a small slip earlier decides which way it goes. The
 # article divides by √2 rounded to 1.41, which gives 老鼠 a scaled score of
 # **0.4965**<!-- result: article_scaled_mouse --> instead of **0.4950**<!-- result: exact_scaled_mouse -->;
-# that rounds to **0.50**<!-- result: chain_scaled_mouse --> (the exact score would round to
-# **0.49**<!-- result: exact_scaled_mouse -->), e^0.50 = **1.65**<!-- result: chain_exp_mouse -->, and
+# that rounds to **0.50**<!-- result: chain_scaled_mouse --> (the exact score, 0.7/√2 =
+# **0.49497**<!-- result: exact_scaled_mouse -->, would round to **0.49**<!-- result: exact_scaled_mouse -->), e^0.50 = **1.65**<!-- result: chain_exp_mouse -->, and
 # 1.65 / **6.71**<!-- result: chain_exp_total --> = **0.2459**<!-- result: chain_ratio_mouse --> rounds to **0.25**<!-- result: slip_w_mouse -->. Times
 # 老鼠's value of 2, the excess adds **+0.0101**<!-- result: chain_err_mouse --> to the output, most of the
 # total error of **+0.0092**<!-- result: chain_err_total --> (猫 and 追 nearly cancel). Rounding the exact
@@ -352,8 +354,9 @@ assert abs(implied_scale - math.sqrt(4)) > 0.5 and abs(implied_scale - 4.0) > 0.
 # **[0.8044**<!-- result: wrong_w0 -->, **0.1956]**<!-- result: wrong_w1 -->: the score 4 became √2
 # instead of 2. Working backwards from those four-decimal weights returns a divisor of
 # **2.83**<!-- result: implied_scale --> = √8, far from both √d_k = 2 and d_k = 4, so a pair of weights
-# printed to four places is enough to tell which divisor an explanation used. Another confusion, dividing by √d_model = √512 instead
-# of the width of one head, flattens the same scores to an almost uniform
+# printed to four places is enough to tell which divisor an explanation used. Another confusion, dividing by
+# √d_model = √512 instead of the width of one head (the widths here are illustrative: d_k = 4 keeps the
+# arithmetic small, and 512 is the original Transformer's d_model, whose heads are 64 wide), flattens the same scores to an almost uniform
 # **0.5441**<!-- result: dmodel_w0 -->. The rule: the divisor is the square root of the length of the
 # vectors that were dotted, the per-head width d_k.
 
@@ -511,7 +514,8 @@ plt.show()
 #
 # and every entry contains a factor p_i(1 − p_i) or p_i p_j, which is tiny when one p is near 1 and the
 # rest near 0. First we confirm the closed form against autograd, then we scale a fixed set of scores up
-# and watch the gradient norm collapse.
+# and watch the gradient norm collapse. The loss there is a fixed linear read-out of the weights, Σ_i p_i c_i;
+# the code and the plot call it L, which in this cell is that loss, not the query length.
 
 # %%
 z = torch.randn(S, dtype=torch.float64)

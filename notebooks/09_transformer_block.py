@@ -35,7 +35,7 @@ if "google.colab" in sys.modules:
 # %% [markdown]
 # # 09 · The Transformer block
 #
-# Chapters 05–08 built attention, its masks, its heads and its positions. A Transformer layer wraps
+# Chapters 03–08 built attention, its masks, its heads and its positions. A Transformer layer wraps
 # multi-head attention in three more pieces: a residual connection, a layer normalisation and a small
 # feed-forward network. This chapter builds each of them by hand, shows that together they are exactly
 # `tformer`'s `EncoderLayer` and PyTorch's `nn.TransformerEncoderLayer`, and then asks why the pieces are
@@ -243,7 +243,9 @@ assert mixes == {"self-attention": True, "residual (x + f)": False, "LayerNorm":
                  "dropout (training)": False}
 
 # %% [markdown]
-# Only attention mixes positions. The residual addition, LayerNorm (it normalises over one token's D
+# Only attention mixes positions. (The residual row holds by construction, since f is held fixed here: it is
+# illustrative, showing that the addition itself mixes nothing; in a layer, f is a sublayer's output.) The
+# residual addition, LayerNorm (it normalises over one token's D
 # features), the FFN and dropout all act on each position separately. All communication between words
 # happens in the meeting (attention); everything else in the layer is per-word processing. Section 8
 # counts the FFN's parameters: about two thirds of an encoder layer.
@@ -422,9 +424,10 @@ for depth in (1, 6, 96):
 #
 # Without the "+ x", a layer's output is only what the meeting and the private thinking made of its input.
 # Whatever a layer garbles is lost for every layer above, and on the way back the gradient has to pass through
-# every layer's attention and FFN in turn. With the "+ x", every layer has a straight path (the identity) from
-# its input to its output: the notes survive a bad meeting, and gradients have a direct road back to the first
-# layer. This idea came from ResNet (He et al. 2016), and the seed article calls it the fundamental reason
+# every layer's attention and FFN in turn. With the "+ x", every layer has a path from its input to its output
+# that skips the sublayers: in pre-norm it is the identity, in post-norm the identity followed by the layer's
+# LayerNorm, which rescales each position but never mixes positions. The notes survive a bad meeting, and
+# gradients have a road back to the first layer that passes through no attention and no FFN. This idea came from ResNet (He et al. 2016), and the seed article calls it the fundamental reason
 # Transformers can be stacked to a hundred layers and more.
 #
 # The experiment: a **16-layer** stack of width 32 (4 heads, d_ff = 64) learns to **reverse** sequences of 8
@@ -541,11 +544,13 @@ assert max(sim_init["pre-norm", s] for s in SEEDS) < min(sim_init["no residual",
 
 # %% [markdown]
 # At initialisation the stack without residuals has already collapsed: every position leaves the 16th layer
-# with the same vector, cosine similarity **1.000**<!-- result: sim_init_no_res.min --> in every seed, so the output layer cannot tell position 1 from position 8 before the first step. With residuals
-# the positions stay apart (post-norm **0.66**<!-- result: sim_init_post.min -->–**0.82**<!-- result: sim_init_post.max -->,
+# with the same vector, cosine similarity **1.000**<!-- result: sim_init_no_res.min --> in every seed, so the
+# output layer cannot tell position 1 from position 8 before the first step. With residuals the positions
+# are less collapsed (post-norm **0.66**<!-- result: sim_init_post.min -->–**0.82**<!-- result: sim_init_post.max -->,
 # pre-norm **0.41**<!-- result: sim_init_pre.min -->–**0.62**<!-- result: sim_init_pre.max --> over three
 # seeds). This is what Dong et al. (2021) predict for attention without skip
-# connections: repeated averaging loses rank doubly exponentially with depth. The gradients at initialisation
+# connections: repeated averaging loses rank doubly exponentially with depth. Their bound is for attention
+# alone; here each layer also has an FFN and LayerNorms, and they did not prevent the collapse. The gradients at initialisation
 # tell no consistent story yet: the no-residual stack's first layer gets between
 # **0.36**<!-- result: init_first_ratio.min --> and **1.80**<!-- result: init_first_ratio.max --> times the
 # post-norm stack's layer-1 gradient, depending on the seed.
@@ -800,7 +805,7 @@ plt.show()
 # LayerNorm above it, each of which divides by the standard deviation of a sum that the residual made larger
 # than 1; so the gradient shrinks on its way down, more in a deeper stack. In pre-norm the residual path from
 # the loss to any layer is the identity, so no layer is starved (the measurement below shows the lower layers
-# get *more*). Xiong et al. (2020, Theorem 1) derive something related but different: at initialisation the
+# get *more* at 24 and 48 layers). Xiong et al. (2020, Theorem 1) derive something related but different: at initialisation the
 # gradients of the parameters **near the output** are large in post-norm whatever the depth, while in
 # pre-norm they shrink as the stack deepens; a large learning rate on those large gradients makes post-norm
 # training unstable, which is their reason for its learning-rate warm-up (the paper used 4,000 warm-up
@@ -872,9 +877,11 @@ plt.show()
 # **1.1**<!-- result: grad1_post_pre_50.min -->–**3.0**<!-- result: grad1_post_pre_50.max --> times the pre-norm
 # stack's layer-1 gradient, and post-norm was the one that left the plateau later. Xiong et al.'s own result is in the last-layer column: at 48 layers the post-norm stack's last
 # layer gets **0.80**<!-- result: last_post48 -->, the pre-norm stack's **0.23**<!-- result: last_pre48 -->.
-# In pre-norm no layer is starved; the lower layers get more (geometric mean **2.43**<!-- result: ratio_pre48 -->
-# at 48 layers, **1.70**<!-- result: ratio_seeds_pre48.min -->–**3.74**<!-- result: ratio_seeds_pre48.max -->
-# per seed), because the gradient at a lower layer is the identity path *plus* the paths through every layer
+# In pre-norm no layer is starved; at 24 and 48 layers the lower layers get more in every seed (geometric mean
+# **2.43**<!-- result: ratio_pre48 --> at 48 layers,
+# **1.70**<!-- result: ratio_seeds_pre48.min -->–**3.74**<!-- result: ratio_seeds_pre48.max --> per seed),
+# while at 6 layers the per-seed ratio is **0.92**<!-- result: ratio_seeds_pre6.min -->–**1.32**<!-- result: ratio_seeds_pre6.max -->,
+# near 1 and below it in at least one seed. The lower layers get more because the gradient at a lower layer is the identity path *plus* the paths through every layer
 # above it; Shleifer et al. (2021, NormFormer) report the same mismatch, early layers getting larger gradients
 # than late ones, in pre-norm language models.
 #
@@ -916,7 +923,7 @@ assert max(abs(s - 1) for s in post_std) < 0.01 and abs(pre_final - 1) < 0.01  #
 # At initialisation post-norm's stream has standard deviation 1 after every layer by construction (each layer
 # ends in a LayerNorm with γ = 1 and β = 0; training moves them), and so does the pre-norm output after its
 # final LayerNorm. Pre-norm's stream itself grows to
-# **2.92**<!-- result: pre_std_48 --> after 48 layers (and would keep growing), and the final LayerNorm brings
+# **2.92**<!-- result: pre_std_48 --> after 48 layers in this one initialisation, and the final LayerNorm brings
 # it back to 1 before the output layer sees it.
 
 # %% [markdown]
@@ -1047,7 +1054,8 @@ print(f"biases of the attention projections and FFNs: {layer_biases:,}")
 #   leave it, and by then its first layer's gradient has all but vanished.
 # - At initialisation post-norm gives the layers near the output large gradients whatever the depth (Xiong
 #   et al. 2020's reason for warm-up) and, on average over seeds, less to the layers near the input in deep
-#   stacks; pre-norm does not starve the lower layers (they get more, not less), but its residual stream
+#   stacks; pre-norm does not starve the lower layers (at 24 and 48 layers they get more in every seed;
+#   at 6 the ratio is near 1), but its residual stream
 #   grows, so pre-norm stacks end with a final LayerNorm. In our 16-layer experiment (lr 1e-3, three seeds)
 #   both placements learned the task without warm-up; pre-norm first reached 99% held-out accuracy at step
 #   **150**<!-- result: steps_pre.min -->–**175**<!-- result: steps_pre.max -->, post-norm at
@@ -1104,7 +1112,7 @@ if your_answer is not None:
 # %% [markdown]
 # **09.4** Model a pre-norm stream that starts with variance 1, where each of the 2 sublayers of each layer
 # adds an independent output of variance 1 per feature. What is the stream's standard deviation after 12
-# layers? (This is why the final LayerNorm is needed; give 2 decimals. The model is an idealised upper bound:
+# layers? (This is why the final LayerNorm is needed; give 2 decimals. The model is an idealised one:
 # section 7 measured a much smaller growth in a real initialised stack.)
 
 # %%
@@ -1209,8 +1217,8 @@ if measured is not None:
 # updates training did not repair the collapse, and the way back explains why it is hard: the gradient has
 # to come back through the same chain, every layer's averaging and every sublayer, with no bypass, so the
 # layers near the input, which would have to keep the positions apart, receive the least (section 6
-# watched it shrink layer by layer). With the residual, each position's own
-# vector bypasses the averaging and survives any number of layers, and the identity path carries the
-# gradient straight down.
+# watched it shrink layer by layer). With the residual, each position's own vector bypasses the averaging
+# (in this post-norm stack it then passes only through each layer's LayerNorm, which rescales it but never
+# mixes positions), and the gradient has the same bypass back down, past every attention and FFN.
 #
 # </details>
