@@ -36,7 +36,7 @@ if "google.colab" in sys.modules:
 # # 00 · Preface: how to read and run this book
 #
 # This book takes you from recurrent networks to the Transformer with code that runs on a laptop. Every
-# idea is shown by a cell you can execute, every number the text quotes is computed by a cell above it, and
+# idea is shown by a cell you can execute, every number the text quotes is computed by a cell of the chapter, and
 # every component we build from scratch is checked against a trusted reference (PyTorch's own modules, a
 # closed form, or a hand calculation).
 #
@@ -53,7 +53,7 @@ if "google.colab" in sys.modules:
 # | how | command | what you get |
 # |---|---|---|
 # | JupyterLab, locally | `make lab` | installs everything into `.venv` the first time, then opens the notebooks |
-# | Colab (a GPU runtime optional) | the "Open in Colab" link at the top of each chapter | the first code cell installs `tformer` without touching Colab's torch; chapters 01, 02, 07–14 and 16 use the GPU when there is one |
+# | Colab (a GPU runtime optional) | the "Open in Colab" link at the top of each chapter | the first code cell installs `tformer` without touching Colab's torch; chapters 01, 02 and 07–14 use the GPU when there is one |
 # | HTML | `make html` | an offline book in `build/html/`, built from the stored outputs |
 # | as a test suite | `make test` | every notebook re-executed with nbval and compared with its stored outputs |
 #
@@ -75,8 +75,9 @@ if "google.colab" in sys.modules:
 # %% [markdown]
 # ## Setting up a chapter
 #
-# Every chapter starts the same way: the book's plotting style (which adds a font for Chinese tokens), a
-# fixed seed, and the device. On a machine with CUDA the device is the GPU; otherwise the CPU. The numbers
+# Every chapter starts the same way: the book's plotting style (which adds a font for Chinese tokens) and a
+# fixed seed; the chapters that can use a GPU also pick the device, as below. On a machine with CUDA the
+# device is the GPU; otherwise the CPU. The numbers
 # stored in the notebooks come from a CPU run with one torch thread (`make sync` sets `OMP_NUM_THREADS=1`).
 
 # %%
@@ -126,6 +127,11 @@ assert torch.equal(first, second)
 #
 # H on its own always counts heads; the hidden width of an RNN is H_hid, never a bare H.
 #
+# Other letters are local to a chapter, which defines them where it uses them: d is a dependency distance
+# in chapter 01's recall task, a feature width in chapter 03's examples and the width `d_model` in chapter 13,
+# where n is the sequence length (in chapter 01, n is the GRU's candidate state); N counts layers in chapter
+# 13 and devices in chapter 15.
+#
 # So a batch of embedded source sentences has shape (B, S, D); the attention weights of one multi-head layer
 # have shape (B, H, L, S): for every sentence, every head, and every query position, a distribution over
 # the key positions.
@@ -170,8 +176,8 @@ assert torch.equal(first, second)
 # | positional encoding | 位置编码 | 06 | 08 |
 # | rotary position embedding (RoPE) | 旋转位置编码 | 08 | 08 |
 # | residual connection | 残差连接 | 06 | 09 |
-# | layer normalisation | 层归一化 | 09 | 09 |
-# | feed-forward network (FFN) | 前馈网络 | 07 | 09 |
+# | layer normalisation | 层归一化 | 07 | 09 |
+# | feed-forward network (FFN) | 前馈网络 | 03 | 09 |
 # | autoregressive decoding | 自回归解码 | 10 | 10 |
 # | beam search | 束搜索 | 10 | 10 |
 # | KV cache | KV 缓存 | 10 | 10 |
@@ -224,7 +230,8 @@ assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
 #
 # - Run the book with `make lab`, in Colab, or as HTML with `make html`; test it with `make test`.
 # - The letters B, L, S, D, H, Dh, F, V mean the same thing everywhere; masks are boolean with True = may attend.
-# - A seeded run repeats exactly on a CPU with the same torch version (a GPU draws other numbers); cells that
-#   cannot repeat (timings, training) are asserted rather than compared.
+# - After the same seed, random draws repeat exactly on a CPU with the same torch version (a GPU draws other
+#   numbers). Trained results and timings can still move with the CPU and the thread count, so those cells
+#   are asserted rather than compared digit for digit.
 #
 # Next: chapter 01 starts with a translator who reads one word at a time.

@@ -48,12 +48,13 @@ if "google.colab" in sys.modules:
 # - the running example, an English → Chinese corpus ("the cat sat on the mat" → "猫 坐 在 垫子 上"),
 #   and how sentences become ids;
 # - teacher forcing (教师强制) and shift-right: how a decoder is trained, and why a decoder that reads
-#   its own labels learns nothing (exercise 02.5 measures it);
-# - the bottleneck, measured over three seeds: exact-match accuracy against source length for a
+#   its own labels reaches a low training loss that says nothing about translation (exercise 02.5
+#   measures that loss);
+# - accuracy against length, measured over three seeds: exact match by source length for a
 #   fixed-context encoder-decoder;
 # - the same model with Bahdanau attention, the same data and the same number of training steps: far
 #   higher accuracy, and a much smaller fall with length, at this budget;
-# - attention weights drawn between English and Chinese tokens, the first glimpse of alignment.
+# - attention weights drawn between English and Chinese tokens, a first glimpse of alignment.
 #
 # **Prerequisites:** chapter 01 (RNN, GRU, hidden states); cross-entropy loss; softmax.
 
@@ -89,8 +90,8 @@ print(f"device: {device.type}")
 # translation. It has the things that make translation more than word substitution: no articles in
 # Chinese, 的 after adjectives, 了 for the past, prepositional phrases that move in front of the verb, and
 # sentences of several clauses. This chapter keeps sentences of one or two clauses (`clause_weights`), so
-# that two models train for three seeds each in about a minute on a CPU; chapter 10 uses up to four. The
-# seeds' examples, such as "the cat sat on the mat", are always in the test split, so the model never
+# that two models train for three seeds each in a few minutes on a CPU; chapter 10 uses up to four. The
+# source articles' examples, such as "the cat sat on the mat", are always in the test split, so the model never
 # trains on them.
 
 # %%
@@ -114,6 +115,7 @@ _ = results.record("src_max_words", max(source_words))
 src_vocab = Vocab.build(word_tokenize(en) for en, _ in corpus.train)
 tgt_vocab = Vocab.build(word_tokenize(zh) for _, zh in corpus.train)
 print(f"English vocabulary: {len(src_vocab)} tokens, Chinese vocabulary: {len(tgt_vocab)} tokens")
+results.record("src_vocab", len(src_vocab))  # quoted in the worked answer at the end
 example_en, example_zh = corpus.test[0]
 print(example_en, "→", src_vocab.encode(example_en.split()))
 print(example_zh, "→", tgt_vocab.encode(example_zh.split(), add_eos=True))
@@ -147,7 +149,7 @@ for i, (inp, lab) in enumerate(zip(decoder_input[0].tolist(), target[0].tolist()
 # The model is `tformer.baselines.seq2seq_rnn.Seq2SeqRNN`: a GRU encoder, and a GRU decoder whose input at
 # every step is the previous token's embedding together with the context vector (for now the encoder's
 # final state), embeddings of width 64 and 128 hidden units. Batches come from `tformer.data.text.PairBatches`
-# (64 pairs of similar length per batch; each source ends with `<eos>` so the encoder sees where it stops,
+# (64 random pairs per batch, padded to the longest; each source ends with `<eos>` so the encoder sees where it stops,
 # and translation must encode sources the same way), and `tformer.training.train.train` is the book's
 # training loop: Adam (learning rate 3e-3, β = (0.9, 0.98)), the gradient norm clipped to 1.
 #
@@ -168,7 +170,7 @@ SEEDS = (0, 1, 2)
 
 
 def batches_for(seed):
-    """The training pairs in batches of 64 of similar length; the seed shuffles them."""
+    """The training pairs in batches of 64 random pairs, padded to the longest; the seed shuffles them."""
     return PairBatches(
         [src_vocab.encode(en.split()) for en, _ in corpus.train],
         [tgt_vocab.encode(zh.split()) for _, zh in corpus.train],
@@ -285,7 +287,8 @@ show_source(BahdanauAttention.forward, docstrings=False)
 
 # %% [markdown]
 # Everything else stays the same: the data, the decoder, the optimiser, the seeds and the number of steps
-# (200). Only the context changes. (The attention's inner width, `attn_dim`, is 32.)
+# (200). Only the context changes, and with it the model gains the attention module's own weights (W_s, W_h
+# and v; its inner width, `attn_dim`, is 32).
 
 # %% tags=["nbval-ignore-output"]
 attn_runs = [train_translator("bahdanau", seed) for seed in SEEDS]
@@ -332,7 +335,8 @@ plt.show()
 # %% [markdown]
 # What holds in all three seeds: the fixed-context model gets **81.4**<!-- result: fixed_short.min -->–**85.3%**<!-- result: fixed_short.max -->
 # of the shortest sentences (1–5 words) right and **0.0%**<!-- result: fixed_long.max --> of those with 16
-# words or more, and its accuracy falls with every step in length. With attention, the same budget gives
+# words or more. Its mean accuracy falls from each length bucket to the next, and in every seed the longest
+# bucket is far below the shortest (the cell asserts it). With attention, the same budget gives
 # **99.4**<!-- result: attn_short.min -->–**100.0%**<!-- result: attn_short.max --> on the shortest and
 # **78.8**<!-- result: attn_long.min -->–**84.7%**<!-- result: attn_long.max --> on the longest bucket
 # (**82.5%**<!-- result: attn_long --> on average). Long sentences are still harder with attention, but
@@ -344,9 +348,10 @@ plt.show()
 # Python loop over decoder steps, so a training step takes longer (compare the printed times; they vary
 # from machine to machine).
 #
-# The seeds picture the fixed-context model as a translator who writes the Chinese from their notes alone,
-# with the original no longer at hand (an information bottleneck, 信息瓶颈); Bahdanau et al. conjectured
-# that the fixed-length vector is the bottleneck of the basic encoder-decoder. At this budget the
+# The source articles picture the fixed-context model as a translator who writes the Chinese from their notes
+# alone, with the original no longer at hand (an information bottleneck, 信息瓶颈); Bahdanau et al. conjectured
+# that the fixed-length vector is "a bottleneck in improving the performance of this basic encoder-decoder
+# architecture". At this budget the
 # measurement fits that picture. It does not show that the 128 numbers are *too few*: the fixed-context
 # model stops at a much higher training loss, so it is also simply learning more slowly. The **Why?**
 # question at the end asks what would settle it.
@@ -382,10 +387,13 @@ attention_heatmap(
 plt.show()
 
 # %% [markdown]
-# Each row is one Chinese token being written; its weights over the English words sum to 1. Where the
-# translation is right (`猫 坐 在 垫子 上 <eos>`), the weight of 猫 should sit on "cat" and that of 垫子 on
-# "mat", with function words such as "the", which Chinese drops, getting little. Nobody told the model
-# which words correspond; it learned the alignment only because it helps predict the next token.
+# Each row is one Chinese token being written; its weights over the English words sum to 1. The translation
+# is right (`猫 坐 在 垫子 上 <eos>`). Three rows put nearly all their weight on the word they translate: 猫 on
+# "cat", 垫子 on "mat", 上 on "on"; "the", which Chinese drops, gets almost nothing. Two rows do not: 坐
+# puts most of its weight on "on" and less on "sat", and 在 puts nearly all of it on "mat", one word or more
+# ahead of the word each translates. Nobody told the model which words correspond; the weights come from the
+# translation loss alone, and they are not a clean word-for-word alignment. Why some rows sit ahead of their
+# word is not measured here.
 #
 # Word order makes it more interesting. "the cat chases the mouse in the garden" becomes
 # "猫 在 花园 里 追 老鼠": the place moves in front of the verb. If the model has learned that, its
@@ -437,8 +445,9 @@ _ = results.record("aligned_seeds", aligned)
 #   almost nothing as sentences grow; with Bahdanau attention the same model, data and number of steps
 #   is far more accurate and falls much less with length. Whether more training would close the gap is not
 #   measured here.
-# - The attention weights align Chinese tokens with English words, reordering included, learned from the
-#   translation loss alone.
+# - In the two sentences drawn, most Chinese tokens put their largest weight on the English word they
+#   translate, reordering included (花园 on "garden" and 老鼠 on "mouse" in **3**<!-- result: aligned_seeds -->
+#   of the 3 seeds); some rows sit on a neighbouring word instead. The weights come from the translation loss alone.
 #
 # ## Exercises
 #
@@ -553,8 +562,8 @@ if measured is not None:
 # %% [markdown] jupyter={"source_hidden": true}
 # <details><summary>Worked answer (click to open)</summary>
 #
-# Count what must be held. A 20-word English sentence over this vocabulary of 126 words carries at
-# most 20 · log₂ 126 ≈ 140 bits, and far less in practice, since the grammar allows few sentences.
+# Count what must be held. A 20-word English sentence over this vocabulary of **126**<!-- result: src_vocab -->
+# tokens carries at most 20 · log₂ 126 ≈ 140 bits, and far less in practice, since the grammar allows few sentences.
 # 128 float32 numbers are 4,096 bits (exercise 02.4). Room is not obviously the problem.
 #
 # What section 4 measured is something else: how far each model gets in 200 steps. The fixed-context

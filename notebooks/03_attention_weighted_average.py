@@ -276,7 +276,7 @@ assert bool((soft["keys"].norm(dim=-1) > 0).all()) and soft["query"].norm() > 0
 # would get a gradient. So plain backpropagation cannot teach a hard lookup *what to look for* or *how to
 # label its entries* — the two things that make retrieval useful. A hard choice can still be trained, but
 # only with other tools: a score-function (REINFORCE) estimator that samples choices, or a relaxed
-# (straight-through, Gumbel-softmax) estimator — noisier and slower, which is why soft attention won. The
+# (straight-through, Gumbel-softmax) estimator, both noisier than the exact gradient of a soft lookup. The
 # soft lookup answers a blurred
 # **2.68**<!-- result: soft_answer --> legs, but every key, every value and the query receive a gradient:
 # the model can learn all of them.
@@ -322,9 +322,9 @@ assert sweep["|∂answer/∂keys|"].iloc[-1] < 1e-3 * sweep["|∂answer/∂keys|
 # - **upstairs, the writer team (the decoder)**: it writes one Chinese word at a time. For each word the
 #   writers first meet among themselves about what is already written, without peeking at words not yet
 #   written (masked self-attention, chapter 06); then they go downstairs and consult the notes they need
-#   most (cross-attention) — a weighted average of all of them. (The source's picture: 写作间 "每层内部开会
-#   再查阅一楼笔记柜", each floor of the writing room first holds its own meeting, then consults the notes
-#   cabinet downstairs.)
+#   most (cross-attention) — a weighted average of all of them. (The source's picture: the writing room is
+#   repeated for six layers, "写作间 重复 6 层", and "每层内部开会再查阅一楼笔记柜": in each of those layers the
+#   writers first hold their own meeting, then consult the notes cabinet downstairs.)
 #
 # The figure draws both. Downstairs every reader can talk to every other reader directly (the source:
 # "所有位置并行，彼此直接通信", all positions in parallel, communicating directly); the arcs join every pair.
@@ -396,8 +396,8 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Writing 垫子, the writer team gives the note on "mat" a weight of **0.77**<!-- result: w_mat --> and
-# smaller weights to the rest. Nothing had to fit through a single page: every note is still
+# Writing 垫子, our hand-made scores give the note on "mat" a weight of **0.77**<!-- result: w_mat --> and
+# smaller weights to the rest (a trained writer team would compute its own scores). Nothing had to fit through a single page: every note is still
 # there, and a different word upstairs would weigh the same notes differently. Both floors use the same
 # operation — the weighted average of this chapter.
 #
@@ -409,7 +409,8 @@ plt.show()
 # (1,000 hidden units), quality fell steadily as sentences got longer. Sutskever et al. found that a deep
 # LSTM (four layers, 8,000 numbers of state) reading the source reversed held up much better on long
 # sentences. The fixed vector was a bottleneck for the models of the day, not a proven impossibility;
-# chapter 02 measures it for one 128-wide GRU at one budget.
+# chapter 02 measures, for one 128-wide GRU at one budget, how accuracy falls with length with a fixed
+# context and with attention, and says why that run does not isolate the vector's size as the cause.
 #
 # **2014–15: Bahdanau's soft alignment.** Bahdanau, Cho and Bengio ("Neural Machine Translation by Jointly
 # Learning to Align and Translate", arXiv 2014, ICLR 2015) stopped squeezing. The encoder, a bidirectional
@@ -431,8 +432,8 @@ plt.show()
 #
 # **2017: attention is all you need.** Vaswani et al. removed the recurrence altogether. If every word can
 # consult every other word directly, why read them one at a time? Their Transformer mixes positions only
-# with attention (plus a position-wise feed-forward network in every layer, larger than one attention
-# block, not a small add-on), with the dot-product score — a matrix multiply, fast on GPUs — divided by √d_k, and several
+# with attention (every layer also has a position-wise feed-forward network, larger than one attention
+# block, but it transforms each position on its own and mixes none), with the dot-product score — a matrix multiply, fast on GPUs — divided by √d_k, and several
 # heads side by side. Every source word is processed in parallel, and in training every target word too
 # (generation still writes one word per step); any two words are one step apart. The rest of this book
 # builds that model.
