@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -80,6 +81,9 @@ def test_the_file_ran_the_script_s_arms(shipped: dict, script) -> None:
 def test_the_file_ran_the_chapter_s_current_cells(shipped: dict, script) -> None:
     """An edit to the chapter's code up to ``read_aloud`` without a re-run of the benchmark fails here."""
     module = script
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if shipped["python"] != here:  # a syntax tree's dump differs between Python versions
+        pytest.skip(f"the digest was made with Python {shipped['python']}, this is {here}")
     cells = module.chapter_cells()
     assert "def read_aloud(" in cells[-1] and "def read_aloud(" not in "".join(cells[:-1])
     assert shipped["cells_sha256"] == module.cells_digest(cells), "re-run benchmarks/hsk_reader.py"
