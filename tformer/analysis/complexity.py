@@ -33,7 +33,7 @@ import statistics
 import time
 import weakref
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import torch
@@ -57,6 +57,7 @@ __all__ = [
     "rnn_flops",
     "self_attention_flops",
     "sequential_operations",
+    "sweep_times",
 ]
 
 LAYERS = ("self_attention", "rnn", "conv")
@@ -302,6 +303,38 @@ def median_times(
             _synchronize(device)
             record.append(read() - start)
     return [statistics.median(record) for record in times]
+
+
+def sweep_times(
+    sweeps: Mapping[str, Sequence[Callable[[], Any]]],
+    *,
+    repeats: int = 7,
+    warmup: int = 2,
+    device: torch.device | str | None = None,
+    clock: Literal["wall", "cpu"] = "wall",
+) -> dict[str, list[float]]:
+    """Median seconds of every call of several sweeps, all timed in turn by one :func:`median_times`.
+
+    ``sweeps`` maps a name (a layer, a kernel) to its calls, one per size; every call of every sweep takes
+    its turn in every round, so a load change hits all points of all curves alike.
+
+    Returns:
+        ``{name: [median seconds per call]}``, in the order of ``sweeps`` and of each sweep's calls.
+
+    Raises:
+        TypeError: if ``sweeps`` is not a mapping, or a sweep is not a sequence of callables.
+        ValueError: if a sweep is empty, or on the arguments :func:`median_times` refuses.
+    """
+    if not isinstance(sweeps, Mapping):
+        raise TypeError(f"sweeps: expected a mapping of name -> calls, got {type(sweeps).__name__}")
+    for name, calls in sweeps.items():
+        if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
+            raise TypeError(f"sweeps[{name!r}]: expected a sequence of callables, got {type(calls).__name__}")
+        if not calls:
+            raise ValueError(f"sweeps[{name!r}]: expected at least one callable, got an empty sequence")
+    flat = [fn for calls in sweeps.values() for fn in calls]
+    seconds = iter(median_times(flat, repeats=repeats, warmup=warmup, device=device, clock=clock))
+    return {name: [next(seconds) for _ in calls] for name, calls in sweeps.items()}
 
 
 def matmul_gflops(

@@ -4,6 +4,7 @@ memory formulas against the bytes of real tensors, and the measuring helpers on 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 
@@ -27,6 +28,7 @@ from tformer.analysis.complexity import (
     rnn_flops,
     self_attention_flops,
     sequential_operations,
+    sweep_times,
 )
 from tformer.attention import KVCache, MultiHeadAttention
 from tformer.baselines.rnn import GRU, LSTM, RNN
@@ -177,6 +179,36 @@ def test_median_times_interleaves_rounds_and_takes_each_median(monkeypatch: pyte
     monkeypatch.setattr(time, "process_time", lambda: now[0])
     last[0] = ""
     assert median_times((costing("c", [4.0, 6.0, 5.0]),), repeats=3, warmup=0, clock="cpu") == [5.0]
+
+
+def test_sweep_times_times_every_call_in_turn_and_keeps_the_sweeps_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    now, order = [0.0], []
+
+    def costing(name: str, cost: float) -> Callable[[], None]:
+        def fn() -> None:
+            now[0] += cost
+            order.append(name)
+
+        return fn
+
+    monkeypatch.setattr(time, "perf_counter", lambda: now[0])
+    sweeps = {"rnn": [costing("r1", 1.0), costing("r2", 2.0)], "attention": (costing("a1", 3.0),)}
+    assert sweep_times(sweeps, repeats=2, warmup=0) == {"rnn": [1.0, 2.0], "attention": [3.0]}
+    assert order == ["r1", "r1", "r2", "r2", "a1", "a1"] * 2  # one round holds every call of every sweep
+
+
+@pytest.mark.parametrize(
+    ("sweeps", "error", "message"),
+    [
+        ([lambda: None], TypeError, "sweeps: expected a mapping"),
+        ({"rnn": lambda: None}, TypeError, "sweeps['rnn']: expected a sequence of callables, got function"),
+        ({"rnn": []}, ValueError, "sweeps['rnn']: expected at least one callable"),
+        ({"rnn": [3]}, TypeError, "fns[0]: expected a callable"),
+    ],
+)
+def test_sweep_times_refuses_bad_input(sweeps: object, error: type, message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        sweep_times(sweeps, repeats=1)  # type: ignore[arg-type]
 
 
 def test_peak_tensor_bytes_sees_intermediates_and_frees() -> None:
