@@ -36,7 +36,7 @@ if "google.colab" in sys.modules:
 # # 00 · Preface: how to read and run this book
 #
 # This book takes you from recurrent networks to the Transformer with code that runs on a laptop. Every
-# idea is shown by a cell you can execute, every number the text quotes is computed by a cell of the chapter, and
+# idea is shown by a cell you can execute, every measured number the text quotes is computed by a cell of the chapter, and
 # every component we build from scratch is checked against a trusted reference (PyTorch's own modules, a
 # closed form, or a hand calculation).
 #
@@ -76,7 +76,8 @@ if "google.colab" in sys.modules:
 # ## Setting up a chapter
 #
 # Every chapter starts the same way: the book's plotting style (which adds a font for Chinese tokens) and a
-# fixed seed; the chapters that can use a GPU also pick the device, as below. On a machine with CUDA the
+# fixed seed; the chapters that can use a GPU also pick the device, as below (chapter 16 picks it too, but runs
+# nothing large). On a machine with CUDA the
 # device is the GPU; otherwise the CPU. The numbers
 # stored in the notebooks come from a CPU run with one torch thread (`make sync` sets `OMP_NUM_THREADS=1`).
 
@@ -130,7 +131,7 @@ assert torch.equal(first, second)
 # Other letters are local to a chapter, which defines them where it uses them: d is a dependency distance
 # in chapter 01's recall task, a feature width in chapter 03's examples and the width `d_model` in chapter 13,
 # where n is the sequence length (in chapter 01, n is the GRU's candidate state); N counts layers in chapter
-# 13 and devices in chapter 15.
+# 13 and devices in chapter 15, and the number of examples in shape comments (chapters 01, 03 and 09).
 #
 # So a batch of embedded source sentences has shape (B, S, D); the attention weights of one multi-head layer
 # have shape (B, H, L, S): for every sentence, every head, and every query position, a distribution over

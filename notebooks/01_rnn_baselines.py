@@ -593,12 +593,14 @@ plt.show()
 #   at every step; the fused C++ loop pays much less, but still L times, in order.
 # - Self-attention is faster per token than our Python loop at L = 256, but at the longer lengths its time
 #   grows faster than either LSTM's (every token scores every other token, so its work grows like L²; the
-#   stored table shows it from L = 128 on, and the cell asserts the faster growth between the two longest
-#   lengths). On the one torch thread that stored these outputs (`make sync` sets `OMP_NUM_THREADS=1`),
+#   stored table shows it from L = 128 on, and the cell asserts, against `nn.LSTM`, the faster growth between
+#   the two longest lengths in the CPU run). On the one torch thread that stored these outputs (`make sync`
+#   sets `OMP_NUM_THREADS=1`),
 #   PyTorch's fused `nn.LSTM` is the faster of the two at the longest lengths (the line "fastest at each L"
 #   says from which length on). With more threads or cores we expect the crossing to move to longer
-#   sequences; that is not measured here, so the cell does not assert it. On one thread, the sequential
-#   chain costs less than attention's quadratic arithmetic. There is no wall to see here.
+#   sequences; that is not measured here, so the cell does not assert it. On one thread, from L = 128 on
+#   in the stored table, PyTorch's fused C++ chain (`nn.LSTM`) costs less than attention's quadratic
+#   arithmetic; our Python loop is slower than attention at every length. There is no wall to see here.
 # - What attention removes is the *chain*: its L positions have no step-to-step dependency, so hardware
 #   with many parallel lanes can compute them at once, while an RNN must spend L dependent steps whatever
 #   the hardware. Whether that pays off is a question for such hardware: chapter 13 counts the dependent
@@ -766,8 +768,10 @@ plt.show()
 # - The LSTM (4 weight blocks) and GRU (3 blocks) add sigmoid gates; their parameter counts are exactly 4×
 #   and 3× the plain RNN's.
 # - ‖∂h_T/∂h_t‖ falls geometrically with distance, at a rate set by the weight scale; the "20–30 words"
-#   rule is one regime, not a law: under 10 steps at PyTorch's default initialisation and never within 100
-#   steps at g = 2, in every draw measured (in the one draw printed in full, the g = 2 norm grows and then
+#   rule is one regime, not a law: **9**<!-- result: steps_rnn_default --> steps at PyTorch's default
+#   initialisation (**8**<!-- result: draws_steps_default.min --> to
+#   **8**<!-- result: draws_steps_default.max --> in three more draws) and never within 100 steps at g = 2,
+#   in every draw measured (in the one draw printed in full, the g = 2 norm grows and then
 #   stays within a band).
 # - An RNN layer is L dependent steps: time grows roughly linearly in L (the printed growth exponent) and
 #   parallel hardware cannot shorten the chain; self-attention has no chain but does L² work, and on the one
@@ -897,8 +901,9 @@ if measured is not None:
 # in between (the other terms go through h_{t−1} and the gates, and are smaller at initialisation). So the
 # gradient that travels back along the cell is multiplied by roughly f at every step, and over k steps by
 # about f^k. At PyTorch's initialisation f ≈ σ(0) = 0.5, which is why section 4 found a factor of that size
-# (**0.600**<!-- result: factor_lstm -->, above 0.5: the norm measured there is of the Jacobian of the whole
-# state s = [h; c], which includes the paths through h, so it is not simply f);
+# (**0.600**<!-- result: factor_lstm -->, above 0.5: the norm measured there is of the Jacobian of h_T with
+# respect to [h_t; c_t]; it includes the paths through h, and its largest singular value follows the units that
+# forget least, so it need not equal 0.5);
 # raise the forget-gate bias and f moves towards 1, and with it the factor, without touching any weight
 # matrix. Training can do the same thing by learning the bias, one number per unit.
 #

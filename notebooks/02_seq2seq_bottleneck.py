@@ -335,8 +335,8 @@ plt.show()
 # %% [markdown]
 # What holds in all three seeds: the fixed-context model gets **81.4**<!-- result: fixed_short.min -->–**85.3%**<!-- result: fixed_short.max -->
 # of the shortest sentences (1–5 words) right and **0.0%**<!-- result: fixed_long.max --> of those with 16
-# words or more. Its mean accuracy falls from each length bucket to the next, and in every seed the longest
-# bucket is far below the shortest (the cell asserts it). With attention, the same budget gives
+# words or more. Its mean accuracy falls with length, to almost nothing at the longest lengths, and in every
+# seed the longest bucket is far below the shortest (the cell asserts it). With attention, the same budget gives
 # **99.4**<!-- result: attn_short.min -->–**100.0%**<!-- result: attn_short.max --> on the shortest and
 # **78.8**<!-- result: attn_long.min -->–**84.7%**<!-- result: attn_long.max --> on the longest bucket
 # (**82.5%**<!-- result: attn_long --> on average). Long sentences are still harder with attention, but
@@ -387,8 +387,8 @@ attention_heatmap(
 plt.show()
 
 # %% [markdown]
-# Each row is one Chinese token being written; its weights over the English words sum to 1. The translation
-# is right (`猫 坐 在 垫子 上 <eos>`). Three rows put nearly all their weight on the word they translate: 猫 on
+# Each row is one Chinese token being written; its weights over the English words sum to 1. In this stored
+# run (seed 0), the translation is right (`猫 坐 在 垫子 上 <eos>`). Three rows put nearly all their weight on the word they translate: 猫 on
 # "cat", 垫子 on "mat", 上 on "on"; "the", which Chinese drops, gets almost nothing. Two rows do not: 坐
 # puts most of its weight on "on" and less on "sat", and 在 puts nearly all of it on "mat", one word or more
 # ahead of the word each translates. Nobody told the model which words correspond; the weights come from the
@@ -447,7 +447,7 @@ _ = results.record("aligned_seeds", aligned)
 #   measured here.
 # - In the two sentences drawn, most Chinese tokens put their largest weight on the English word they
 #   translate, reordering included (花园 on "garden" and 老鼠 on "mouse" in **3**<!-- result: aligned_seeds -->
-#   of the 3 seeds); some rows sit on a neighbouring word instead. The weights come from the translation loss alone.
+#   of the 3 seeds); in seed 0, some rows sit on a word one or two places ahead instead. The weights come from the translation loss alone.
 #
 # ## Exercises
 #

@@ -275,9 +275,9 @@ assert bool((soft["keys"].norm(dim=-1) > 0).all()) and soft["query"].norm() > 0
 # query or the keys: `argmax` returns an integer, and the graph ends there. Only the one retrieved value
 # would get a gradient. So plain backpropagation cannot teach a hard lookup *what to look for* or *how to
 # label its entries* — the two things that make retrieval useful. A hard choice can still be trained, but
-# only with other tools: a score-function (REINFORCE) estimator that samples choices, or a relaxed
-# (straight-through, Gumbel-softmax) estimator, both noisier than the exact gradient of a soft lookup. The
-# soft lookup answers a blurred
+# only with other tools: a score-function estimator (REINFORCE) that samples choices, unbiased but of high
+# variance, or a relaxed (Gumbel-softmax) or straight-through estimator, which is biased; the soft lookup
+# gets the exact gradient. The soft lookup answers a blurred
 # **2.68**<!-- result: soft_answer --> legs, but every key, every value and the query receive a gradient:
 # the model can learn all of them.
 #

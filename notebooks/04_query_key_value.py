@@ -262,13 +262,14 @@ for shared in ("shared (Q = K)", "shared, nn.Linear init"):
 # rows at the N(0, 1/D) scale and in **96.1%**<!-- result: self_top_linear --> at `nn.Linear`'s scale. Which
 # key is on top cannot depend on the scale: multiplying W by c multiplies every score by c², and the order
 # stays. The two shared arms also differ in distribution (Gaussian against uniform entries) and in their
-# random draw, and that is what moves the rate between them. The weight a token spends on itself does depend
-# on the scale: on average
+# random draw, and that is what moves the rate between them. The weight a token spends on itself changes
+# between the arms, we expect mainly through the scale (the second has a third of the variance; the arms also
+# differ in distribution and draw): on average
 # **0.70**<!-- result: self_w_shared --> at the first scale, only **0.34**<!-- result: self_w_linear --> at
 # the second. With separate projections the top match is itself in
 # **12.3%**<!-- result: self_top_separate --> of rows, about the 1 in 8 of chance, and the self-weight is
 # **0.13**<!-- result: self_w_separate -->. The Reformer (Kitaev, Kaiser & Levskaya 2020, §2), which shares
-# queries and keys, argues the same from the algebra: a query's dot product with itself is almost always
+# queries and keys and normalises the keys, notes that a query's dot product with itself is almost always
 # larger than with any other key, so it forbids a token to attend to itself (unless it has no other
 # target). Separate W_Q and W_K let a
 # token look *away* from itself, and let "A looks for B" differ from "B looks for A".
@@ -552,8 +553,8 @@ plt.show()
 #   value projections let matching and content be chosen independently (and differ in width); in the
 #   retrieval task a W_V tied to W_K retrieved just as well, so the split is a freedom, not a necessity there.
 # - Q = X W_Q, K = X W_K, V = X W_V: three learned matrices, D·(2 d_k + d_v) parameters, independent of the
-#   sentence length. `MultiHeadAttention` with one head (so d_k = d_v = D) and W_O = I computes the same
-#   thing.
+#   sentence length. `MultiHeadAttention` with one head (so d_k = d_v = D), no biases (`bias=False`)
+#   and W_O = I computes the same thing.
 # - Sharing W_Q = W_K makes the scores symmetric and makes a token's best match almost always itself (at
 #   both scales tried; how much weight that is depends on the scale); separate
 #   projections let tokens look elsewhere, and one way.

@@ -148,11 +148,12 @@ plt.show()
 
 # %% [markdown]
 # How much faster is the matrix version? The cell below times both on a longer sequence, on one CPU thread.
-# Both versions do the same arithmetic; what differs is the number of operations issued one by one from
-# Python. The cell counts them (every torch call that returns a tensor): the loop issues
+# Both versions do the same arithmetic (except that the matrix version scales Q rather than the scores); what
+# mainly differs is the number of operations issued one by one from Python. The cell counts them (every torch call that returns a tensor): the loop issues
 # **1025**<!-- result: loop_calls --> small ones, four per query (a matrix-vector product for the scores, the
 # division by √d_k, a softmax, a second matrix-vector product for the mix) plus one final stack, against **7**<!-- result: matrix_calls --> for the matrix version, among them two large
-# matrix products, one scaling and one softmax, which the library runs with far less overhead and better use
+# matrix products, one scaling and one softmax (the rest: a transpose and two dtype casts that do nothing
+# here), which the library runs with far less overhead and better use
 # of the cache. One thread cannot show the parallel speed-up argued above; that one needs many
 # cores or a GPU and is not measured here. Timings depend on the machine, so the cell's output is not
 # compared by the tests; it only asserts that the matrix product wins.

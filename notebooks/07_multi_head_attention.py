@@ -465,7 +465,7 @@ assert min(runs[2, s]["previous"] for s in SEEDS) > min(runs[1, s]["previous"] f
 # - **Two heads** answer both questions in every seed: the previous animal
 #   99.4%<!-- result: h2_previous --> of the time on average (lowest seed
 #   99.2%<!-- result: h2_previous.min -->), the marked one 100.0%<!-- result: h2_marked -->.
-# - **They often split the work, but not always.** A split means one head puts more than half its weight one
+# - **They split the work in some seeds.** A split means one head puts more than half its weight one
 #   step back and less than 0.1 on the ★, and the other head the reverse. It holds clearly in
 #   1<!-- result: h2_split_seeds --> of the 5 seeds, and in 2<!-- result: h2_split_borderline --> more the
 #   heads are split the same way but one head's stray weight sits at the 0.1 cut (the table above). In

@@ -96,7 +96,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("01_rnn_baselines", "400 steps"): "setting: the recall task's training budget",
     ("01_rnn_baselines", "4×"): "structure: 4 gate blocks, parameter counts asserted in code",
     ("01_rnn_baselines", "3×"): "structure: 3 gate blocks, parameter counts asserted in code",
-    ("01_rnn_baselines", "10 steps"): "bound on the marked steps_* values quoted just before",
     ("01_rnn_baselines", "90%"): "setting: the assertion's threshold",
     ("02_seq2seq_bottleneck", "200 steps"): "setting: the translation models' training budget",
     ("02_seq2seq_bottleneck", "300 steps"): "setting: the digit reverser's training budget (exercises)",
