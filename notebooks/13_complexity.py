@@ -388,13 +388,13 @@ plt.show()
 # products x_t W_ih, torch does for all steps at once as one large product (section 4 counts it); the other
 # half, h_{t−1} W_hh, are n small vector-matrix products that must run one after another. The attention core
 # spends all of its FLOPs in two large products. What makes the small products slow is not measured one by
-# one here; the width sweep below suggests a fixed cost per step, paid whatever the arithmetic. The dotted line shows what attention's FLOPs would cost
+# one here; the width sweep below suggests a large cost per step beyond the arithmetic. The dotted line shows what attention's FLOPs would cost
 # at the RNN's (lower) rate. Section 6 measures those rates against the ceiling.
 #
 # **Against the width d.** Predicted: attention's core grows with d¹ (at fixed n), the RNN and convolution
 # with d². We fix n = 256 and vary d from 128 to 1024, with a batch of 4 sequences so that each RNN step
-# multiplies a small matrix rather than a single vector (one vector per step leaves the RNN dominated by
-# fixed per-step overhead, and its slope below 2).
+# multiplies a small matrix rather than a single vector (with one vector per step we expect costs per step
+# beyond the arithmetic to weigh more, and to pull its slope further below 2; that variant is not run here).
 
 # %% tags=["nbval-ignore-output"]
 seed_everything(0)
@@ -609,10 +609,11 @@ torch.backends.mkldnn.enabled = onednn
 # than half the attention core's rate (the cell asserts that bound on every run). Section 4 counted the shapes
 # behind it: torch does the RNN's input products for all steps as one large product, but the other half of its
 # FLOPs are n products of a single vector by W_hh, each waiting for the one before. Why those small products
-# run at a low rate was not measured directly. The stored numbers suggest a fixed overhead per step more than
-# the arithmetic: left of the width sweep's fit region the RNN's time grew far more slowly than d² (its slope
-# printed in section 3), which a cost set by the products' FLOPs would not do. So the shape of the work, not
-# the FLOP count, is the likely reason the RNN is slower at equal FLOPs. On a GPU the
+# run at a low rate was not measured directly. One hint comes from the width sweep of section 3 (batch 4):
+# left of its fit region the RNN's time grew far more slowly than d² (the slope printed there), which points
+# to a cost per step that does not grow like d². How large that cost is next to the arithmetic at batch 1,
+# as in the length sweep, was not measured. So the shape of the work, not the FLOP count, is the likely
+# reason the RNN is slower at equal FLOPs. On a GPU the
 # ceiling is set by thousands of lanes that a single vector per step cannot fill, so we expect the gap to
 # widen there, but the stored run cannot show it: the "order of magnitude" of the seeds depends on the
 # hardware, and the cell above measures it on yours. (A measurement on one core says nothing about

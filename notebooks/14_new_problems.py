@@ -471,11 +471,12 @@ plt.show()
 # %% [markdown]
 # Linear attention's time grows with slope ≈ 1, softmax attention's with ≈ 2 (each asserted nearer its own
 # exponent than the other, within 0.45), and
-# the gap widens with every doubling. On a CPU the short doublings of softmax attention cost less than the
-# ×4 its n² work predicts (fixed per-call costs still count there), and in the stored run the last one, to
-# n = 4096, costs well over ×4 (the ratios are printed above and move from run to run): its score matrix,
-# 64<!-- result: score_mib_4096 --> MiB, is larger than a CPU core's caches, so the likely cause (not measured
-# here) is the scores' trips to main memory — the very cost §5 is about. (Where that starts
+# the gap widens with every doubling. On a CPU, in the stored run, the first two doublings of softmax
+# attention cost less than the ×4 its n² work predicts (fixed per-call costs still count there), the third
+# about ×4, and the last, to n = 4096, well over ×4 (the ratios are printed above and move from run to
+# run). At that length its score matrix,
+# 64<!-- result: score_mib_4096 --> MiB, is larger than a CPU core's caches, so the likely cause of that jump
+# (not measured here) is the scores' trips to main memory — the very cost §5 is about. (Where that starts
 # depends on the machine's caches; the slope is fitted up to n = 2048.) What linear attention costs is accuracy: its
 # kernel weights are thought to be unable to express the sharp, almost one-hot weights a softmax can, and linear-attention Transformers have generally trailed softmax
 # models of the same size on language modelling — which is why the field kept softmax attention and
@@ -636,8 +637,8 @@ plt.show()
 # torch's FLOP count equals the router plus two experts per token. The layer holds
 # **265,216**<!-- result: moe_total --> parameters but only **66,688**<!-- result: moe_active --> touch any
 # one token: 8× the parameters of a dense FFN for 2× its compute. Untrained, the busiest expert gets
-# **1.19**<!-- result: moe_max_over_mean -->× the mean load, about what chance alone gives when 128 tokens each
-# pick two of eight experts at random: so few tokens never spread exactly evenly. Training adds the
+# **1.19**<!-- result: moe_max_over_mean -->× the mean load, which is no sign of imbalance: 128 tokens each
+# choosing two of eight experts at random do not spread evenly either (not simulated here). Training adds the
 # load-balancing loss (Fedus et al. 2022, E · Σᵢ fᵢ Pᵢ: the share of tokens fᵢ times the mean router
 # probability Pᵢ of each expert), which is smallest under uniform routing. Its printed value, near 1, does
 # not measure the imbalance: it equals 1 whenever either f or P is uniform, and an untrained router's

@@ -312,8 +312,9 @@ if CAN_LAUNCH:
 #    the all-reduce cannot finish before both arrive (DDP overlaps the all-reduce with the backward pass only
 #    when the model has several gradient buckets; this one fits in one). For
 #    0.2<!-- result: grad_mb --> MB of gradients the all-reduce alone is small; compare it with the whole
-#    third term. In the stored run that term came out negative (the load changed between the runs), so there
-#    it gives no estimate of DDP's cost; only the all-reduce, timed on its own, does.
+#    third term. In the stored run that term came out negative (presumably the load changed between the
+#    runs; not measured), so there it gives no estimate of DDP's cost; only the all-reduce, timed on its own,
+#    does.
 #
 # On real hardware data parallelism pays when each device's share of the batch is large enough that the
 # arithmetic dwarfs the fixed costs and the gradient traffic — a large model on fast links. Its limit is
@@ -473,10 +474,10 @@ if CAN_LAUNCH and fsdp_ranks is not None:
 # inside each layer reads what a rank holds at that moment: at most
 # **43**<!-- result: fsdp_peak_extra_pct -->% more parameter bytes than its shards here (asserted equal to
 # the shards plus the missing halves of one decoder layer and of the root's weights). In a large model with
-# many layers that extra is one layer's worth plus the root's: small next to the whole model, but not next to
-# one device's 1/N shard once N is large, since the gathered weights stay the same size while the shard
-# shrinks (and a large vocabulary makes the root's embedding a sizeable share of all the weights);
-# activations are not counted at all. That
+# many layers that extra is one layer's worth plus the root's: a few per cent of a large model whose root is
+# small, but about a third of GPT-2 small, whose root holds its tied embedding; and in either case not small
+# next to one device's 1/N shard once N is large, since the gathered weights stay the same size while the
+# shard shrinks. Activations are not counted at all. That
 # gathering is also the price in time: each layer's full weights are fetched from the other
 # rank before the layer runs, forward and backward — the one more all-gather, (N − 1)/N·Ψ, counted above.
 
@@ -701,14 +702,14 @@ _ = results.record("b70_min_devices", b70_min_n)
 #   file, reports the error of the child that raised first and terminates (or kills) the others.
 # - DDP: each process takes part of the batch, the gradients are all-reduced and averaged; with the loss
 #   normalised by the whole batch's token count the result equals the whole-batch gradient (≤ 1e-6 in
-#   float32) and the copies stay bit-identical. On two shared CPU cores a tiny model gains little or nothing,
-#   and the stored run was even slower than one process (compare your speed-up line with the ideal ×2):
+#   float32) and the copies stay bit-identical. On two shared CPU cores a tiny model does not gain here:
+#   the stored run was slower than one process (compare your speed-up line with the ideal ×2):
 #   fixed per-step costs do not shrink with the batch, two processes compete for the cores, and DDP adds
 #   work of its own, too little here to separate from the machine's load.
 # - Model states cost 16 bytes per parameter under DDP with mixed-precision Adam; ZeRO-1/2/3 shard the
 #   optimizer states, the gradients and the parameters (the paper's 120<!-- result: paper_ddp_gb --> → 31.4<!-- result: paper_zero1_gb --> → 16.6<!-- result: paper_zero2_gb --> → 1.9<!-- result: paper_zero3_gb --> GB). FSDP2 runs on
-#   CPU and its local shards are exactly the 1/N share (a gathered layer comes on top while it runs). ZeRO-3's
-#   price is 1.5<!-- result: zero3_traffic_ratio -->× the traffic.
+#   CPU and its local shards are exactly the 1/N share (a gathered layer and the root's weights come on top
+#   while it runs). ZeRO-3's price is 1.5<!-- result: zero3_traffic_ratio -->× the traffic.
 # - Tensor parallel: heads and hidden units split Megatron-style, two all-reduces of B·L·D numbers per layer
 #   forward (two more backward); equal to the whole layer. Compute per number sent falls as N grows.
 # - Pipeline parallel: bubble (p − 1)/(m + p − 1), confirmed by a simulated schedule; micro-batches shrink it.
