@@ -262,7 +262,7 @@ plt.show()
 # The ceiling first: how many FLOPs per second does one large matrix product reach here?
 
 # %% tags=["nbval-ignore-output"]
-from tformer.analysis.complexity import loglog_slope, matmul_gflops, median_times
+from tformer.analysis.complexity import loglog_slope, matmul_gflops, sweep_times
 
 clock = "wall" if BIG else "cpu"
 threads, onednn = torch.get_num_threads(), torch.backends.mkldnn.enabled
@@ -273,10 +273,8 @@ if not BIG:
 
 def timed(calls: dict[str, list], repeats: int = 7) -> dict[str, list[float]]:
     """Median seconds of every call of a sweep ({layer: [call per size]}), all taking turns each round."""
-    flat = [fn for fns in calls.values() for fn in fns]
     with torch.no_grad():
-        seconds = iter(median_times(flat, repeats=repeats, warmup=1, device=device, clock=clock))
-    return {name: [next(seconds) for _ in fns] for name, fns in calls.items()}
+        return sweep_times(calls, repeats=repeats, warmup=1, device=device, clock=clock)
 
 
 ceiling = matmul_gflops(4096 if BIG else 1024, device=device, clock=clock)

@@ -312,9 +312,8 @@ if CAN_LAUNCH:
 #    the all-reduce cannot finish before both arrive (DDP overlaps the all-reduce with the backward pass only
 #    when the model has several gradient buckets; this one fits in one). For
 #    0.2<!-- result: grad_mb --> MB of gradients the all-reduce alone is small; compare it with the whole
-#    third term. In the stored run that term came out negative (presumably the load changed between the
-#    runs; not measured), so there it gives no estimate of DDP's cost; only the all-reduce, timed on its own,
-#    does.
+#    third term. When the load changes between the runs that term can even come out negative; then it gives no estimate of DDP's cost, and only the all-reduce, timed
+#    on its own, does.
 #
 # On real hardware data parallelism pays when each device's share of the batch is large enough that the
 # arithmetic dwarfs the fixed costs and the gradient traffic — a large model on fast links. Its limit is
@@ -609,12 +608,12 @@ for task in run.tasks:
     colour = "C0" if task.phase == "F" else "C1"
     ax.broken_barh([(task.start, task.end - task.start)], (task.stage - 0.4, 0.8), facecolors=colour,
                    edgecolor="white")
-    ax.text((task.start + task.end) / 2, task.stage, f"{task.phase}{task.microbatch}", ha="center",
+    ax.text((task.start + task.end) / 2, task.stage, f"{task.phase.lower()}{task.microbatch}", ha="center",
             va="center", color="white", fontsize=8)
 ax.set_yticks(range(P_STAGES), labels=[f"stage {s} (device {s})" for s in range(P_STAGES)])
 ax.invert_yaxis()
 ax.set_xlabel("time (forward pass of one micro-batch on one stage = 1)")
-ax.set_title(f"GPipe, p = {P_STAGES} stages, m = {NUM_MICRO} micro-batches: F = forward, B = backward; "
+ax.set_title(f"GPipe, p = {P_STAGES} stages, m = {NUM_MICRO} micro-batches: f = forward, b = backward; "
              f"idle {run.bubble_fraction:.0%}")
 plt.show()
 assert abs(run.bubble_fraction - bubble_fraction(P_STAGES, NUM_MICRO)) < 1e-12
@@ -702,10 +701,9 @@ _ = results.record("b70_min_devices", b70_min_n)
 #   file, reports the error of the child that raised first and terminates (or kills) the others.
 # - DDP: each process takes part of the batch, the gradients are all-reduced and averaged; with the loss
 #   normalised by the whole batch's token count the result equals the whole-batch gradient (≤ 1e-6 in
-#   float32) and the copies stay bit-identical. On two shared CPU cores a tiny model does not gain here:
-#   the stored run was slower than one process (compare your speed-up line with the ideal ×2):
-#   fixed per-step costs do not shrink with the batch, two processes compete for the cores, and DDP adds
-#   work of its own, too little here to separate from the machine's load.
+#   float32) and the copies stay bit-identical. On two shared CPU cores a tiny model falls short of the
+#   ideal ×2 (compare your speed-up line; on a busy machine two processes can even be slower than one): fixed per-step costs do not shrink with the batch, two processes compete for the cores, and
+#   DDP adds work of its own, small next to the machine's load.
 # - Model states cost 16 bytes per parameter under DDP with mixed-precision Adam; ZeRO-1/2/3 shard the
 #   optimizer states, the gradients and the parameters (the paper's 120<!-- result: paper_ddp_gb --> → 31.4<!-- result: paper_zero1_gb --> → 16.6<!-- result: paper_zero2_gb --> → 1.9<!-- result: paper_zero3_gb --> GB). FSDP2 runs on
 #   CPU and its local shards are exactly the 1/N share (a gathered layer and the root's weights come on top
