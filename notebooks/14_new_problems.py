@@ -410,7 +410,7 @@ print("step-by-step recurrence == causal linear attention: True")
 # round by round; wall clock on a GPU).
 
 # %% tags=["nbval-ignore-output"]
-from tformer.analysis.complexity import loglog_slope, median_times
+from tformer.analysis.complexity import loglog_slope, median_times, sweep_times
 
 clock = "wall" if BIG else "cpu"
 threads = torch.get_num_threads()
@@ -429,8 +429,9 @@ n_lin = [256, 512, 1024, 2048, 4096] + ([8192] if BIG else [])
 heads_lin = 8 if BIG else 1
 qkv_lin = {n: [torch.randn(1, heads_lin, n, 64, device=device) for _ in range(3)] for n in n_lin}  # (B, H, n, Dh)
 kernels = {"softmax attention": scaled_dot_product_attention, "linear attention": linear_attention}
-seconds = iter(timed(*(partial(fn, *qkv_lin[n]) for fn in kernels.values() for n in n_lin)))
-times_lin = {name: [next(seconds) for _ in n_lin] for name in kernels}
+with torch.no_grad():  # each kernel's calls over n_lin, all taking turns round by round
+    times_lin = sweep_times({name: [partial(fn, *qkv_lin[n]) for n in n_lin] for name, fn in kernels.items()},
+                            repeats=5, warmup=1, device=device, clock=clock)
 # Fit regions: linear attention once its n·Dh² work outweighs fixed per-call overhead (the largest three n);
 # softmax attention from 256 to 2048 on a CPU (256–1024 alone gave 1.70 with two notebooks sharing the
 # machine; 4096 is left out, its 64 MiB score matrix making the most trips to main memory), from 2048 on a GPU.
@@ -451,7 +452,7 @@ for name, predicted in (("softmax attention", 2), ("linear attention", 1)):
     # On a GPU the regime starts only once every fitted call keeps the device busy for ≥ 1 ms. The claim is
     # quadratic against linear, so each slope must sit nearer its own exponent than the other (as in
     # chapter 13's width sweep): per-call overhead at the short lengths pulls softmax's fit below 2 (1.70
-    # with two notebooks sharing the machine, 1.76 in the stored run).
+    # with two notebooks sharing the machine; the stored run's is printed above).
     if not BIG or min(times_lin[name][i] for i in fit[name]) >= 1e-3:
         assert abs(slopes_lin[name] - predicted) <= 0.45, (name, slopes_lin[name])
     else:
@@ -855,7 +856,7 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # so the 2024 block takes as many steps as fit into the same time. How many that is moves with the machine
 # and with what else it runs, so the stored step counts and losses will not repeat exactly on another
 # machine; the cell prints each run's seconds. Even here the same 200<!-- result: race_steps_2017 --> steps of the 2017 block took
-# 13.3<!-- result: race_seconds_2017.min -->–16.8<!-- result: race_seconds_2017.max --> s from seed to
+# 15.6<!-- result: race_seconds_2017.min -->–17.3<!-- result: race_seconds_2017.max --> s from seed to
 # seed: the machine's speed moves between runs, and with it the 2024 block's step counts and scores. The clock is this process's CPU time on one thread
 # (`training_clock`); on a GPU (`BIG`, with a longer budget) it is the wall clock. Every 20 steps, and at the end, the model is scored on all the
 # validation characters in windows of 64 (`lm_nats_per_token`; evaluation is not training time). Both use Adam at
@@ -956,8 +957,8 @@ final_17, final_24 = summary["2017"]["final"], summary["2024"]["final"]
 assert max(final_24) < min(final_17), "the 2024 block no longer ends lower at every seed"
 assert all(a > b for a, b in zip(summary["2017"]["at_2024_steps"], final_24, strict=True)), "nor at equal steps"
 assert min(step_cost) > 1, "the 2024 block's step is no longer the dearer one on every seed"
-# The budget stops a run at the first step that reaches it, so the 2024 block trains at most one step longer.
-# A check on train's budget: it stops at the first step past the time, so at most one step over.
+# The budget stops a run at the first step that reaches it: the 2024 block never trains shorter than its
+# partner, and at most about two of its mean step times longer (one step, plus that step's own spread).
 assert all(0 <= h24.train_time_s - h17.train_time_s <= 2 * h24.train_time_s / h24.steps
            for h17, h24 in zip(race["2017"], race["2024"], strict=True)), time_ratio
 assert np.ptp(final_17) < 0.01, "the 2017 runs no longer end within 0.01 of each other"
@@ -981,20 +982,20 @@ print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary[
 # most about two of its mean step times longer than its 2017 partner, and never shorter, asserted: the budget
 # stops a run at the first step past it), the
 # 2024 block reaches
-# **1.71**<!-- result: race_final_2024.min -->–**1.78**<!-- result: race_final_2024.max --> nats per
+# **1.74**<!-- result: race_final_2024.min -->–**1.86**<!-- result: race_final_2024.max --> nats per
 # character (three seeds) against the 2017-style block's
-# **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.54**<!-- result: race_gap.min -->–**0.61**<!--
+# **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.46**<!-- result: race_gap.min -->–**0.59**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
 # block. The curves show how the gap opens: the 2017-style block flattens near the bigram level while the
 # 2024 block keeps falling. At half the budget the two stood at
-# **2.21**<!-- result: race_half_2024.min -->–**2.30**<!-- result: race_half_2024.max --> (2024) and
-# **2.435**<!-- result: race_half_2017 --> (2017-style).
+# **2.30**<!-- result: race_half_2024.min -->–**2.32**<!-- result: race_half_2024.max --> (2024) and
+# **2.442**<!-- result: race_half_2017 --> (2017-style).
 # The 2024 block is the *slower* model here: one of its steps cost
-# 1.09<!-- result: race_step_cost.min -->–1.29<!-- result: race_step_cost.max --> steps of the 2017 block
+# 1.18<!-- result: race_step_cost.min -->–1.36<!-- result: race_step_cost.max --> steps of the 2017 block
 # in the race (per seed, from each run's seconds and steps), so it took
-# **155**<!-- result: race_steps_2024.min -->–**184**<!-- result: race_steps_2024.max --> steps in the same time.
+# **148**<!-- result: race_steps_2024.min -->–**171**<!-- result: race_steps_2024.max --> steps in the same time.
 # Its lead is not one of speed: at those step counts the 2017-style runs stood at
-# **2.34**<!-- result: race_2017_at_2024_steps.min -->–**2.37**<!-- result: race_2017_at_2024_steps.max -->
+# **2.36**<!-- result: race_2017_at_2024_steps.min -->–**2.38**<!-- result: race_2017_at_2024_steps.max -->
 # nats per character. And it caches half as many bytes per token.
 #
 # We expect that slowness to belong to these implementations more than to the architecture, though no
