@@ -418,7 +418,7 @@ fig, ax = plt.subplots(figsize=(7.5, 4.5))
 for name, norms in curves.items():
     style = "--" if name.startswith("RNN, g") else "-"
     ax.semilogy(distance, norms, style, label=name)
-ax.axvspan(20, 30, color="grey", alpha=0.15, label="the sources' '20–30 words'")
+ax.axvspan(20, 30, color="grey", alpha=0.15, label="one source's '20–30 words'")
 ax.axhline(1e-2, color="black", lw=0.8, ls=":")
 ax.set_xlabel("distance T − t (time steps)")
 ax.set_ylabel("‖∂h_T / ∂h_t‖ (spectral norm)")
@@ -447,7 +447,7 @@ results.record("g2_far_min", g2_far.min())
 results.record("g2_far_max", g2_far.max())
 results.record("sat_g05", saturation[0.5])
 results.record("sat_g2", saturation[2.0])
-assert g2_far.max() < 2 * curves["RNN, g = 2.0"][T - 1 - 25]  # a plateau, not a growing explosion
+assert g2_far.max() < 2 * curves["RNN, g = 2.0"][T - 1 - 25]  # in this draw: no further growth past distance 25
 assert saturation[0.5] > saturation[1.0] > saturation[1.5] > saturation[2.0]
 assert (
     rnn_default_slope < -0.1
@@ -593,14 +593,12 @@ plt.show()
 #   at every step; the fused C++ loop pays much less, but still L times, in order.
 # - Self-attention is faster per token than our Python loop at L = 256, but at the longer lengths its time
 #   grows faster than either LSTM's (every token scores every other token, so its work grows like L²; the
-#   stored table shows it from L = 128 on, and the cell asserts, against `nn.LSTM`, the faster growth between
-#   the two longest lengths in the CPU run). On the one torch thread that stored these outputs (`make sync`
-#   sets `OMP_NUM_THREADS=1`),
-#   PyTorch's fused `nn.LSTM` is the faster of the two at the longest lengths (the line "fastest at each L"
-#   says from which length on). With more threads or cores we expect the crossing to move to longer
-#   sequences; that is not measured here, so the cell does not assert it. On one thread, from L = 128 on
-#   in the stored table, PyTorch's fused C++ chain (`nn.LSTM`) costs less than attention's quadratic
-#   arithmetic; our Python loop is slower than attention at every length. There is no wall to see here.
+#   cell asserts, against `nn.LSTM`, the faster growth between the two longest lengths in the CPU run). On
+#   the one torch thread that stored these outputs (`make sync` sets `OMP_NUM_THREADS=1`), PyTorch's fused
+#   `nn.LSTM` is the faster of the two at the longest lengths; at the shorter ones the winner changes from run
+#   to run (the line "fastest at each L" prints it for this one). Our Python loop is slower than attention
+#   at every length in the stored table. With more threads or cores we expect the crossing to move to longer
+#   sequences; that is not measured here, so the cell does not assert it. There is no wall to see here.
 # - What attention removes is the *chain*: its L positions have no step-to-step dependency, so hardware
 #   with many parallel lanes can compute them at once, while an RNN must spend L dependent steps whatever
 #   the hardware. Whether that pays off is a question for such hardware: chapter 13 counts the dependent
