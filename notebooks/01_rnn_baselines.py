@@ -52,7 +52,7 @@ if "google.colab" in sys.modules:
 #   T − t, and what the measurement says about one source's rule of thumb that an RNN cannot carry a
 #   dependency over more than 20–30 words (its information "decays exponentially" along the chain);
 # - the sequential chain: forward time against sequence length for a recurrent loop and for one
-#   self-attention layer, and why the CPU run stored here does not show attention winning;
+#   self-attention layer, and why the CPU run stored here does not show attention winning at long L;
 # - how far back each cell can remember, on a recall task with a controlled dependency distance;
 # - why an LSTM has four times the parameters of a plain RNN, and a GRU three times.
 #
@@ -585,7 +585,8 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Read the table with care: on this CPU it does not show attention winning.
+# Read the table with care: on this CPU attention does not win at the long lengths, where its L² work
+# dominates; it is the fastest only at some shorter ones (the line "fastest at each L").
 #
 # - The recurrent times grow roughly in proportion to L (the printed growth exponent of our loop; 1 means
 #   linear, and on a busy shared CPU the fit is noisy): the time is L times the cost of one step, and each
@@ -597,7 +598,7 @@ plt.show()
 #   the one torch thread that stored these outputs (`make sync` sets `OMP_NUM_THREADS=1`), PyTorch's fused
 #   `nn.LSTM` is the faster of the two at the longest lengths; at the shorter ones the winner changes from run
 #   to run (the line "fastest at each L" prints it for this one). Our Python loop is slower than attention
-#   at every length in the stored table. With more threads or cores we expect the crossing to move to longer
+#   at every length in the stored table. With more threads or cores we expect the length from which `nn.LSTM` is faster to move to longer
 #   sequences; that is not measured here, so the cell does not assert it. There is no wall to see here.
 # - What attention removes is the *chain*: its L positions have no step-to-step dependency, so hardware
 #   with many parallel lanes can compute them at once, while an RNN must spend L dependent steps whatever
@@ -765,10 +766,11 @@ plt.show()
 #   `tformer.baselines.rnn` cells reproduce `torch.nn.RNN/LSTM/GRU` to float32 rounding.
 # - The LSTM (4 weight blocks) and GRU (3 blocks) add sigmoid gates; their parameter counts are exactly 4×
 #   and 3× the plain RNN's.
-# - ‖∂h_T/∂h_t‖ falls geometrically with distance, at a rate set by the weight scale; the "20–30 words"
+# - ‖∂h_T/∂h_t‖ falls geometrically with distance at small and moderate weight scales, at a rate set by
+#   the scale (at g = 2 it does not fall at all); the "20–30 words"
 #   rule is one regime, not a law: **9**<!-- result: steps_rnn_default --> steps at PyTorch's default
-#   initialisation (**8**<!-- result: draws_steps_default.min --> to
-#   **8**<!-- result: draws_steps_default.max --> in three more draws) and never within 100 steps at g = 2,
+#   initialisation (from **8**<!-- result: draws_steps_default.min --> to
+#   **8**<!-- result: draws_steps_default.max --> steps in three more draws: the same in each) and never within 100 steps at g = 2,
 #   in every draw measured (in the one draw printed in full, the g = 2 norm grows and then
 #   stays within a band).
 # - An RNN layer is L dependent steps: time grows roughly linearly in L (the printed growth exponent) and

@@ -828,7 +828,8 @@ assert min(beam_gain) > 0  # at this budget the beam helps every seed's Transfor
 # it ends at 76<!-- result: tf_val_em.min -->–79%<!-- result: tf_val_em.max -->, the RNN at
 # 27<!-- result: bahdanau_val_em.min -->–52%<!-- result: bahdanau_val_em.max -->. Counted per step the
 # order is the same: at its last checkpoint at or before the RNN's step count (step
-# 150<!-- result: tf_early_step --> in the stored run) the Transformer stood
+# 150<!-- result: tf_early_step --> in the stored run, where the RNN had the more steps, so this is the
+# end-of-run comparison again; the check differs only when the RNN gets fewer) the Transformer stood
 # at 76<!-- result: tf_val_em_early.min -->–79%<!-- result: tf_val_em_early.max -->, above its RNN partner's
 # end on every seed (the cell asserts it, and that the step counts stay within a quarter of each other).
 #

@@ -343,9 +343,8 @@ for name, slope in slopes_n.items():
         assert abs(slope - predicted_n[name]) <= 0.3, (name, slope)
 
 # %% [markdown]
-# The fitted slopes sit within ±0.3 of the predicted exponents (the assertion above checks it on every
-# run with one torch thread, as the book's runs time; with several threads the RNN's many small per-step
-# operations pay threading overhead, which can bend its curve): attention's time grows with n², the others with n. Doubling the length, which the seeds say
+# The fitted slopes sit within ±0.3 of the predicted exponents (the notebook times on one torch thread, so
+# the assertion above checks it on every CPU run): attention's time grows with n², the others with n. Doubling the length, which the seeds say
 # quadruples attention's cost, can be read directly off the table: compare the rows n = 512 and 1024.
 #
 # Where do the measured curves of attention and the RNN cross? In FLOPs at n = d; on the clock, later:
@@ -448,10 +447,11 @@ print(f"RNN slope left of the fit region (d = {d_values[narrow[0]]}–{d_values[
 # Both halves of Table 1's cost column check out on the clock: attention is quadratic in length and linear
 # in width, recurrence and convolution the other way round. In width the check is that each fitted slope is
 # nearer its predicted exponent than the other one (within 0.45): the core's softmax does n² work whatever d
-# is, which pulls its slope below 1, and the RNN's slope moved visibly between repeated runs on this shared
-# machine, more than any slope of the length sweep. (Left of the fit region the RNN's curve is
-# flatter in the stored run, its slope printed last above: at small widths each of its n steps pays a fixed
-# overhead that does not grow with d², so d² shows only once the products are large.)
+# is, which pulls its slope below 1, and a ±0.3 band would also ask more of one run's timing on a shared
+# machine than a claim about exponents needs. (Left of the fit region the RNN's curve is
+# flatter in the stored run, its slope printed last above: which points to a per-step overhead that does not grow
+# with d², so that d² shows only once the products are large; that overhead was not measured on its own here,
+# and cache effects at large d could contribute.)
 
 # %% [markdown]
 # ## 4 · Sequential operations: n steps against one product
@@ -792,7 +792,7 @@ _ = results.record("rnn_passes_0", passes[0])
 # - The n = d crossover is real for the terms Table 1 compares, not for whole layers: a full attention layer
 #   never undercuts an Elman RNN in FLOPs, and beats an LSTM only while n < 2d.
 # - Measured on the clock: attention's time grows with slope ≈ 2 in n and nearer 1 than 2 in d, the RNN's
-#   and convolution's with ≈ 1 in n and nearer 2 than 1 in d. At equal FLOPs the RNN is still slower: half its FLOPs are n
+#   and convolution's with ≈ 1 in n and nearer 2 than 1 in d. At equal FLOPs the RNN is still slower, most likely because half its FLOPs are n
 #   dependent vector-matrix products, and the layer runs at less than half the attention core's rate.
 # - Memory: attention keeps n² weights per head per layer (4<!-- result: mib1024 --> MiB at n = 1024 in float32; 576<!-- result: gpt2_total_mib --> MiB for GPT-2
 #   small's whole stack); an RNN keeps n·d in training, O(d) only when streaming.

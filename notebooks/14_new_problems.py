@@ -52,7 +52,7 @@ if "google.colab" in sys.modules:
 #   fused attention kernel on a CPU;
 # - a mixture-of-experts feed-forward layer: total against active parameters;
 # - why models fail beyond their training length, and what state-space models (Mamba) bring back from RNNs;
-# - a race at equal parameters and equal training time: the 2017 block against a 2024 (Llama-style) block.
+# - a race at nearly equal parameters and equal measured training time: the 2017 block against a 2024 (Llama-style) block.
 #
 # **Prerequisites:** chapter 07 (multi-head attention), 10 (the KV cache in decoding) and 13 (how we count
 # FLOPs, time layers and measure memory).
@@ -472,10 +472,10 @@ plt.show()
 # %% [markdown]
 # Linear attention's time grows with slope ≈ 1, softmax attention's with ≈ 2 (each asserted nearer its own
 # exponent than the other, within 0.45), and
-# the gap widens with every doubling. On a CPU, in the stored run, the first two doublings of softmax
-# attention cost less than the ×4 its n² work predicts (fixed per-call costs still count there), the third
-# about ×4, and the last, to n = 4096, well over ×4 (the ratios are printed above and move from run to
-# run). At that length its score matrix,
+# the gap widens with every doubling. On a CPU, in the stored run, the first doubling of softmax
+# attention costs well under the ×4 its n² work predicts (fixed per-call costs still count below a
+# millisecond), the middle ones about ×4, and the last, to n = 4096, well over ×4 (the ratios are printed
+# above and move from run to run). At that length its score matrix,
 # 64<!-- result: score_mib_4096 --> MiB, is larger than a CPU core's caches, so the likely cause of that jump
 # (not measured here) is the scores' trips to main memory — the very cost §5 is about. (Where that starts
 # depends on the machine's caches; the slope is fitted up to n = 2048.) What linear attention costs is accuracy: its
@@ -986,8 +986,8 @@ print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary[
 # character (three seeds) against the 2017-style block's
 # **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.46**<!-- result: race_gap.min -->–**0.59**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
-# block. The curves show how the gap opens: the 2017-style block flattens near the bigram level while the
-# 2024 block keeps falling. At half the budget the two stood at
+# block. The curves show how the gap opens: for the first few seconds the 2017-style block, whose steps are
+# cheaper, is the lower; then it flattens near the bigram level while the 2024 block keeps falling. At half the budget the two stood at
 # **2.30**<!-- result: race_half_2024.min -->–**2.32**<!-- result: race_half_2024.max --> (2024) and
 # **2.442**<!-- result: race_half_2017 --> (2017-style).
 # The 2024 block is the *slower* model here: one of its steps cost

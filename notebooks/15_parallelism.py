@@ -303,7 +303,9 @@ if CAN_LAUNCH:
 # 1. **Halving the batch may not halve the work.** The second line measures it without any communication.
 #    A step of a **52,632**<!-- result: book_params -->-parameter model carries fixed costs that do not
 #    shrink with the batch — hundreds of small operator calls, Python, the optimizer's pass over every
-#    weight — so a half batch costs somewhat more than half a step.
+#    weight — so a half batch can cost more than half a step. If your first term is negative, the half
+#    batch ran faster than half (a smaller working set can fit the caches better, or the load changed), and
+#    fixed costs are not what holds that run back.
 # 2. **Two processes need two free cores.** The control runs two processes side by side with no traffic at
 #    all; if it is slower than one process on a half batch, the processes are competing for cores, memory
 #    bandwidth or caches (the notebook's own kernel and anything else on the machine compete too).
@@ -570,7 +572,7 @@ _ = results.record("tp_intensity_base", intensity["Transformer base, 1 × 512 to
 #
 # The third way: give each of p devices a consecutive block of layers — a stage — and pass activations from
 # one to the next. A naive pipeline has one stage busy at a time. GPipe (Huang et al. 2019, §2.3) splits the
-# batch into m **micro-batches**: while stage 2 works on micro-batch 1, stage 1 can start micro-batch 2.
+# batch into m **micro-batches**: while stage 1 works on micro-batch 0, stage 0 can start micro-batch 1 (the figure counts from 0).
 # All forward passes run, then all backward passes in reverse. Stages still wait at the start (for the first
 # micro-batch to arrive) and at the end (for the last one to leave): the **bubble**. With equal stages, a
 # step lasts m + p − 1 slots of which each stage works m, so the idle share is
@@ -702,8 +704,8 @@ _ = results.record("b70_min_devices", b70_min_n)
 # - DDP: each process takes part of the batch, the gradients are all-reduced and averaged; with the loss
 #   normalised by the whole batch's token count the result equals the whole-batch gradient (≤ 1e-6 in
 #   float32) and the copies stay bit-identical. On two shared CPU cores a tiny model falls short of the
-#   ideal ×2 (compare your speed-up line; on a busy machine two processes can even be slower than one): fixed per-step costs do not shrink with the batch, two processes compete for the cores, and
-#   DDP adds work of its own, small next to the machine's load.
+#   ideal ×2 (compare your speed-up line); the three measured terms (fixed costs, sharing the cores, DDP's
+#   own work) say why on your machine, and which one dominates changes from run to run.
 # - Model states cost 16 bytes per parameter under DDP with mixed-precision Adam; ZeRO-1/2/3 shard the
 #   optimizer states, the gradients and the parameters (the paper's 120<!-- result: paper_ddp_gb --> → 31.4<!-- result: paper_zero1_gb --> → 16.6<!-- result: paper_zero2_gb --> → 1.9<!-- result: paper_zero3_gb --> GB). FSDP2 runs on
 #   CPU and its local shards are exactly the 1/N share (a gathered layer and the root's weights come on top

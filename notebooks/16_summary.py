@@ -589,7 +589,7 @@ _ = quote("llama_gqa_mib", "14_new_problems", "llama_gqa_mib")
 #   fixed-context GRU translates 84<!-- result: fixed_short -->% of the shortest sentences (1–5 words) and
 #   0<!-- result: fixed_long -->% of those with 16 words or more; letting the decoder look back at every source word (Bahdanau attention) lifts the
 #   longest bucket to 82<!-- result: attn_long -->%: at that budget the short path, not the Transformer as
-#   such, is what rescues the long sentences. Chapter 10's equal-time race cannot add to this: it ran on
+#   such, is what rescues the long sentences. Chapter 10's about-equal-time race cannot add to this: it ran on
 #   sentences of at most 10<!-- result: race_max_words --> words, so it shows how fast each model learns, not
 #   what the path allows on long sentences.
 # - **Residual connections are short paths through depth.** In a 16-layer stack, residual connections
@@ -609,7 +609,7 @@ _ = quote("llama_gqa_mib", "14_new_problems", "llama_gqa_mib")
 #   at once.
 # - **On a 2-core CPU the wall does not show.** Chapter 01 timed one layer: at its longest lengths torch's
 #   fused LSTM was faster than attention on this machine, which has almost nothing to run in parallel.
-#   Chapter 13 found the same at its longest lengths, and that the RNN's arithmetic runs at a fraction of the
+#   Chapter 13's `nn.RNN` was faster than the attention core at its longest lengths, and that the RNN's arithmetic runs at a fraction of the
 #   machine's matrix-multiply rate. Where the chain's cost would dominate is parallel hardware; the book
 #   expects it there but has not measured it (run chapters 01 and 13 on a GPU).
 # - **At about equal time on this CPU the two comparisons go opposite ways** (different tasks, models and budgets,
@@ -630,7 +630,7 @@ _ = quote("llama_gqa_mib", "14_new_problems", "llama_gqa_mib")
 #   longer ones three times.
 # - **So this insight is not confirmed here, only made plausible.** The seed's claim is about parallel
 #   hardware at scale, where a recurrence's n dependent steps cannot be hidden behind thousands of idle
-#   lanes; a 2-core CPU and models of one to four hundred thousand parameters cannot show it (one equal-time
+#   lanes; a 2-core CPU and models of one to four hundred thousand parameters cannot show it (one about-equal-time
 #   comparison goes each way here), and the book does not pretend otherwise. The counts say where the gain must come from; measuring it takes a GPU
 #   (`BIG = True` in chapters 01, 10, 12 and 13) or more.
 #
@@ -692,9 +692,10 @@ _ = quote("ed_em", "12_three_families", "ed_em")
 # the decoder-only character model models English text at 2.34<!-- result: gpt_nats --> nats per character,
 # barely below a bigram model's 2.391<!-- result: bigram_nats -->, after 200<!-- result: lm_tf_steps -->
 # steps; the encoder-decoder
-# translates **97.3**<!-- result: ed_em -->% of the test sentences exactly (chapter 10's longer run). Chapter 14 swapped parts inside
-# the same block (grouped-query attention, a mixture-of-experts feed-forward layer, sliding-window and
-# linear attention) without touching anything around it.
+# translates **97.3**<!-- result: ed_em -->% of the test sentences exactly (chapter 10's longer run). Chapter 14 built each fix (grouped-query
+# attention, a mixture-of-experts feed-forward layer, sliding-window and linear attention) as a layer with the
+# same (B, L, D) interface, and assembled RMSNorm, SwiGLU, RoPE and grouped-query attention into a block that
+# stacks and trains like the 2017 one.
 #
 # ### Where this leaves us
 #
