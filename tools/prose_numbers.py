@@ -23,17 +23,24 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 # number, what may stand between it and the marker (%, ×, bold, a bracket), and the marker, which may be
 # split over two comment lines of the percent-format source ("<!-- result:\n# key -->").
 _QUOTE = re.compile(
-    r"(?<![\w.])(?P<number>[-−]?\d[\d,]*(?:\.\d+)?)(?P<mid>[%×\])*_]*)"
+    r"(?<![\w.])(?P<number>[-−]?\d[\d,]*(?:\.\d+)?(?:[eE][-−+]?\d+)?)(?P<mid>[%×\])*_]*)"
     r"(?P<marker><!--\s*(?:#\s*)?result:\s*(?:#\s*)?(?P<key>[\w.-]+)\s*(?:#\s*)?-->)"
 )
 
 
 def written_like(old: str, value: float) -> str:
-    """``value`` with ``old``'s decimals, thousands separator and minus sign (ASCII ``-`` or ``−``)."""
+    """``value`` with ``old``'s decimals, thousands separator, exponent and minus sign (ASCII ``-`` or ``−``)."""
     digits = old.lstrip("-−")
+    minus = "-" if old.startswith("-") else "−"
+    if "e" in digits.lower():  # scientific notation, as "8.4e-6": same mantissa decimals, exponent without padding
+        mantissa = digits.lower().split("e")[0]
+        decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+        new_mantissa, exponent = f"{abs(value):.{decimals}e}".split("e")
+        sign = (minus if value < 0 and float(new_mantissa) != 0 else "")
+        e_minus = "−" if "−" in digits else "-"
+        return f"{sign}{new_mantissa}e{e_minus if int(exponent) < 0 else ''}{abs(int(exponent))}"
     decimals = len(digits.split(".")[1]) if "." in digits else 0
     text = f"{abs(value):,.{decimals}f}" if "," in digits else f"{abs(value):.{decimals}f}"
-    minus = "-" if old.startswith("-") else "−"
     return (minus if round(value, decimals) < 0 else "") + text
 
 
@@ -60,8 +67,10 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     py = NOTEBOOKS / f"{args.chapter}.py"
     manifest_path = NOTEBOOKS / "results" / f"{args.chapter}.json"
-    if not py.exists() or not manifest_path.exists():
-        parser.error(f"chapter: expected notebooks/{args.chapter}.py and its manifest, got no such files")
+    if not py.exists():
+        parser.error(f"chapter: expected a chapter such as 10_encoder_decoder, got {args.chapter!r} (no such file)")
+    if not manifest_path.exists():
+        parser.error(f"chapter: {args.chapter} records no results (no notebooks/results/{args.chapter}.json)")
     new, changes = rewrite(py.read_text(encoding="utf-8"), json.loads(manifest_path.read_text(encoding="utf-8")))
     for key, old, value in changes:
         print(f"{key}: {old} -> {value}")
