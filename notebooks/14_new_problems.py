@@ -57,6 +57,19 @@ if "google.colab" in sys.modules:
 # **Prerequisites:** chapter 07 (multi-head attention), 10 (the KV cache in decoding) and 13 (how we count
 # FLOPs, time layers and measure memory).
 
+# %% [markdown]
+# **New terms**
+#
+# - **grouped-query / multi-query attention (GQA / MQA)** — several query heads share one key/value head,
+#   so fewer keys and values are cached.
+# - **sliding-window attention** — each query sees only the last w keys.
+# - **linear attention** — a kernel φ(q)·φ(k) in place of the softmax's exp(q·k), regrouped to cost O(n).
+# - **FlashAttention** — exact attention computed tile by tile with an online softmax, so the n × n matrix
+#   never sits in main memory.
+# - **mixture of experts (MoE)** — many feed-forward networks (experts), a router sends each token to a few.
+# - **state-space model** — a linear recurrence h_t = a_t·h_{t−1} + b_t, trainable in parallel by a scan.
+# - **RMSNorm, SwiGLU** — the 2024 block's norm (divide by the root mean square) and gated feed-forward.
+
 # %%
 import math
 from functools import partial
@@ -80,7 +93,7 @@ print(f"device: {device.type}")
 # %% [markdown]
 # ## The claims
 #
-# | trouble (seed) | plain words (seed) | fix (seed) | checked in |
+# | trouble | in plain words | fix | checked in |
 # |---|---|---|---|
 # | O(n²) complexity | "double the text, 4× the compute" | FlashAttention ("same maths, different memory reads/writes"); sparse / sliding-window attention | §1, §3, §4, §5 |
 # | the KV cache eats memory | every past K and V is stored while generating | GQA (heads share one K/V), MLA (compress, then store) | §2 |
@@ -88,7 +101,7 @@ print(f"device: {device.type}")
 # | the FFN costs too many parameters | parameters explode as models grow | MoE: many experts, only a few active | §6 |
 # | — | "Mamba takes back the RNN's linear complexity, keeps parallel training" | state-space models | §8 |
 #
-# A second seed's table of optimisations adds: sparse attention (Longformer, BigBird), linear attention
+# (The first three columns are the source articles'.) A second table in the source articles adds: sparse attention (Longformer, BigBird), linear attention
 # ("Performer, Reformer: O(n)"), state-space models ("Mamba, S4, S5", O(n)), local windows (Swin Transformer) and FlashAttention
 # ("IO-aware"). Swin is not §3's sliding window: it computes attention inside fixed, non-overlapping windows
 # of the image and shifts the partition every other layer (Liu et al. 2021, §3.2), a blocked local window
@@ -206,7 +219,7 @@ print(f"max |GQA(H_kv = 2) − MHA with each K/V head copied to its 4 query head
 assert diff_2 <= 1e-6
 
 # %% [markdown]
-# Equal to within float32 rounding (≤ 1e-6, asserted), with one key/value head per query head and with
+# Equal to within float32 rounding, with one key/value head per query head and with
 # four query heads per key/value head. Now shrink the key/value heads from 8 to 4, 2 and 1,
 # decode 16 positions through a two-layer stack of each, and weigh the caches.
 
@@ -263,7 +276,7 @@ _ = results.record("llama_mqa_mib", big_rows[1] / 2**20)
 # %% [markdown]
 # One 4096-token conversation costs **2,048**<!-- result: llama_mha_mib --> MiB of cache with multi-head
 # attention, **512**<!-- result: llama_gqa_mib --> MiB with 8 GQA groups (the number of key/value heads of Llama 2 70B, applied to this 7B shape) and
-# **64**<!-- result: llama_mqa_mib --> MiB with MQA. The seeds' description — GQA lets several heads share
+# **64**<!-- result: llama_mqa_mib --> MiB with MQA. The source articles' description — GQA lets several heads share
 # one K/V — is exactly the mechanism; the saving is the group size. The price is some quality, which Ainslie
 # et al. recover by converting a trained MHA checkpoint (mean-pooling each group's K/V heads:
 # `GroupedQueryAttention.from_multi_head`) and training briefly.
@@ -333,7 +346,7 @@ plt.show()
 # 32-layer model with Mistral's window of 4096 therefore reaches **131,041**<!-- result: mistral_field -->
 # positions back, while each layer attends to at most 4096.
 #
-# A catch the seeds do not mention: a mask alone saves nothing. Our attention still computes every n × n
+# A catch the source articles do not mention: a mask alone saves nothing. Our attention still computes every n × n
 # score and then discards most of them — torch counts the same FLOPs with and without the window:
 
 # %%
@@ -470,19 +483,26 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Linear attention's time grows with slope ≈ 1, softmax attention's with ≈ 2 (each asserted nearer its own
-# exponent than the other, within 0.45), and
-# the gap widens with every doubling. On a CPU, in the stored run, the first doubling of softmax
+# Linear attention's time grows about linearly with n, softmax attention's about quadratically, and the gap
+# widens with every doubling. What linear attention costs is accuracy: its kernel weights are thought to be
+# unable to express the sharp, almost one-hot weights a softmax can, and linear-attention Transformers have
+# generally trailed softmax models of the same size on language modelling (the papers report this; the
+# book does not train one) — which is why the field kept softmax attention and attacked its memory traffic
+# instead (§5), or moved to richer recurrences (§8).
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# The fitted slopes are asserted nearer their own exponent than the other (slope ≈ 1 for linear, ≈ 2 for
+# softmax attention, within 0.45). On a CPU, in the stored run, the first doubling of softmax
 # attention costs well under the ×4 its n² work predicts (fixed per-call costs still count below a
 # millisecond), the middle ones about ×4, and the last, to n = 4096, well over ×4 (the ratios are printed
 # above and move from run to run). At that length its score matrix,
 # 64<!-- result: score_mib_4096 --> MiB, is larger than a CPU core's caches, so the likely cause of that jump
 # (not measured here) is the scores' trips to main memory — the very cost §5 is about. (Where that starts
-# depends on the machine's caches; the slope is fitted up to n = 2048.) What linear attention costs is accuracy: its
-# kernel weights are thought to be unable to express the sharp, almost one-hot weights a softmax can, and linear-attention Transformers have generally trailed softmax
-# models of the same size on language modelling — which is why the field kept softmax attention and
-# attacked its memory traffic instead (§5), or moved to richer recurrences (§8). (That quality gap is
-# reported by the papers, not measured here.)
+# depends on the machine's caches; the slope is fitted up to n = 2048.)
+#
+# </details>
 
 # %% [markdown]
 # ## 5 · FlashAttention: the same maths, fewer trips to memory
@@ -522,7 +542,7 @@ torch.testing.assert_close(fused, reference, atol=1e-5, rtol=1e-5)
 torch.testing.assert_close(blocked, reference, atol=1e-5, rtol=1e-5)
 
 # %% [markdown]
-# Same numbers to within float32 rounding (≤ 1e-5, asserted). Now the memory each one holds at its peak
+# The same numbers, to float32 rounding. Now the memory each one holds at its peak
 # (`peak_tensor_bytes`, chapter 13: bytes of tensors the operators return, counted exactly; scratch memory a
 # fused kernel uses internally is invisible to it, and it is small by design):
 
@@ -562,7 +582,7 @@ assert t_fused < t_plain, "the fused kernel is no longer faster here"
 torch.set_num_threads(threads)
 
 # %% [markdown]
-# The seeds' "same maths, different memory reads and writes" is exactly right: equal outputs, an n × n
+# The source articles' "same maths, different memory reads and writes" is exactly right: equal outputs, an n × n
 # matrix that never exists, and a speed-up that depends on how slow the memory is compared with the
 # arithmetic. (On a GPU torch's FlashAttention kernel runs only for float16 or bfloat16 inputs; with this
 # chapter's float32 it picks another fused kernel, so the GPU timing here is not FlashAttention's.) The FLOPs are unchanged — FlashAttention is
@@ -590,8 +610,8 @@ print(f"attention {attention_params:,}, feed-forward {ffn_params:,}: FFN = {ffn_
 
 # %% [markdown]
 # The feed-forward network holds **66.7**<!-- result: ffn_share -->% of an encoder layer's weights (layer
-# norms aside). The seeds say more: "about 2/3 of the whole model" (one) and "60–70% of all parameters"
-# (another). For the whole base model that is too high: its 12 feed-forward networks hold
+# norms aside). The source articles say more:
+# "about 2/3 of the whole model" (one) and "60–70% of all parameters" (another). For the whole base model that is too high: its 12 feed-forward networks hold
 # **25.2**<!-- result: ffn_all_m --> M of its **63.1**<!-- result: base_all_m --> M parameters,
 # **39.9**<!-- result: ffn_model_share -->%, because the shared embedding and the attention layers (self- and
 # cross-attention) hold nearly all the rest. A mixture of experts (Shazeer et al. 2017; Fedus et al. 2022) replaces it by E such networks and
@@ -637,14 +657,22 @@ plt.show()
 # %% [markdown]
 # torch's FLOP count equals the router plus two experts per token. The layer holds
 # **265,216**<!-- result: moe_total --> parameters but only **66,688**<!-- result: moe_active --> touch any
-# one token: 8× the parameters of a dense FFN for 2× its compute. Untrained, the busiest expert gets
-# **1.19**<!-- result: moe_max_over_mean -->× the mean load, which is no sign of imbalance: 128 tokens each
-# choosing two of eight experts at random do not spread evenly either (not simulated here). Training adds the
+# one token: 8× the parameters of a dense FFN for 2× its compute. Training adds the
 # load-balancing loss (Fedus et al. 2022, E · Σᵢ fᵢ Pᵢ: the share of tokens fᵢ times the mean router
 # probability Pᵢ of each expert), which is smallest under uniform routing. Its printed value, near 1, does
 # not measure the imbalance: it equals 1 whenever either f or P is uniform, and an untrained router's
 # probabilities are nearly uniform whatever the loads.
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured: the untrained router's load</summary>
 #
+# Untrained, the busiest expert gets **1.19**<!-- result: moe_max_over_mean -->× the mean load, which is no
+# sign of imbalance: 128 tokens each choosing two of eight experts at random do not spread evenly either
+# (not simulated here).
+#
+# </details>
+
+# %% [markdown]
 # At full scale the same arithmetic gives Mixtral 8x7B's headline numbers. From its published shape (Jiang et
 # al. 2024: 32 layers, d = 4096, SwiGLU experts of width 14336 — three matrices each — 8 experts, top 2,
 # 32 query and 8 key/value heads of 128, vocabulary 32000, untied input and output embeddings):
@@ -664,13 +692,13 @@ _ = results.record("mixtral_active_b", active_m / 1e9)
 # %% [markdown]
 # **46.7**<!-- result: mixtral_total_b --> billion parameters, **12.9**<!-- result: mixtral_active_b -->
 # billion active per token — the paper's "47B" and "13B" to one more digit (the figures of Mistral AI's
-# release), recomputed from its architecture table. The seeds' "split
+# release), recomputed from its architecture table. The source articles' "split
 # the FFN into experts and activate only a few" holds; the catch is memory: all 46.7 B must still be loaded.
 
 # %% [markdown]
 # ## 7 · Beyond the training length
 #
-# The seeds: "trained at 4K, lost at 100K". Chapter 08 measured this on a toy task (sinusoidal, learned and
+# The source articles: "trained at 4K, lost at 100K". Chapter 08 measured this on a toy task (sinusoidal, learned and
 # rotary positions tested beyond their training length). Here is one reason it happens with RoPE. Each pair
 # of a head's dimensions rotates at frequency θ_i = 10000^(−2i/Dh). Pairs with θ_i · 4096 < 2π never complete
 # a full turn during training at 4096 tokens, so at longer positions they show angles the model never saw.
@@ -691,14 +719,14 @@ _ = results.record("rope_incomplete", incomplete)
 # run; at position 100,000 they take angles never seen. Position interpolation (Chen et al. 2023) squeezes
 # the positions back into the trained range; YaRN (Peng et al. 2023) rescales the slow and fast pairs
 # differently. Both work best with some fine-tuning at the new length (YaRN also reports a version that
-# needs none), so "extrapolation" in practice is mostly extension. One seed says RoPE is the reason a
+# needs none), so "extrapolation" in practice is mostly extension. One of the source articles says RoPE is the reason a
 # model extrapolates better to long texts; by this count that holds only for the fast pairs: the slow
 # ones are exactly what fails beyond the training length, which is why these methods exist.
 
 # %% [markdown]
 # ## 8 · State-space models and the return of recurrence
 #
-# The seeds close with Mamba (Gu & Dao 2023) "picking up the RNN's linear complexity while keeping parallel
+# The source articles close with Mamba (Gu & Dao 2023) "picking up the RNN's linear complexity while keeping parallel
 # training". The core of such models is a **linear** recurrence, per channel:
 #
 # h_t = a_t · h_{t−1} + b_t,   y_t = c_t · h_t,
@@ -742,12 +770,10 @@ _ = results.record("scan_rounds", rounds)
 # **10**<!-- result: scan_rounds --> parallel rounds replace 1000 dependent steps. (This simple scan does
 # n·log n work; the work-efficient form Mamba's kernel uses does O(n).) At inference such a model is an
 # RNN again: a fixed-size state per layer, O(1) time and memory per token, no KV cache — the property
-# causal linear attention (§4) also has.
-#
-# What is *not* measured here: Mamba's selective parameterisation, its hardware-aware kernel, and its
-# reported quality against Transformers; those are the paper's claims, and a laptop-sized notebook cannot
-# check them. What this section does show is the mechanism the seeds point to: a recurrence that stays
-# linear can be trained in parallel.
+# causal linear attention (§4) also has. This is the mechanism the source articles point to: a recurrence
+# that stays linear can be trained in parallel. Mamba's selective parameterisation, its hardware-aware
+# kernel and its reported quality against Transformers are the paper's claims; a laptop-sized notebook
+# cannot check them.
 
 # %% [markdown]
 # ## 9 · The 2024 block against the 2017 block
@@ -767,14 +793,21 @@ _ = results.record("scan_rounds", rounds)
 # | attention | multi-head: H key/value heads | **grouped-query**: H_kv = H / 2 key/value heads (§2) |
 # | biases | on every linear map and norm | **none** |
 #
-# Everything else is shared: D = 64 (chapter 12's width; small, so six runs fit into this chapter's time), H = 4 heads
-# of Dh = 16, 2 layers, embeddings scaled by √D, Xavier
-# initialisation, an untied output layer after a final norm, the same optimiser, and for a given seed the same
-# windows of text in the same order. What the 2024 model saves (biases, the position table, half of W_K and
-# W_V) goes into the SwiGLU's width F (wider than the usual 2/3 · 4D, narrower than the ReLU block's F, since
-# SwiGLU has three matrices), which is solved from `modern_lm_parameter_count` so that both models
-# have the same number of parameters. The data is chapter 12's: Python's own help texts, one character per
-# token.
+# Everything else is the same — width, heads, layers, initialisation, optimiser, data — and what the 2024
+# block saves (biases, the position table, half of W_K and W_V) goes into its SwiGLU's width, so that both
+# models have the same number of parameters. The data is chapter 12's: Python's own help texts, one
+# character per token.
+
+# %% [markdown]
+# <details class="measured"><summary>The two models in detail</summary>
+#
+# Shared: D = 64 (chapter 12's width; small, so six runs fit into this chapter's time), H = 4 heads
+# of Dh = 16, 2 layers, embeddings scaled by √D, Xavier initialisation, an untied output layer after a final
+# norm, the same optimiser, and for a given seed the same windows of text in the same order. The SwiGLU's
+# width F (wider than the usual 2/3 · 4D, narrower than the ReLU block's F, since SwiGLU has three
+# matrices) is solved from `modern_lm_parameter_count`.
+#
+# </details>
 
 # %%
 from torch.optim.lr_scheduler import LambdaLR
@@ -850,8 +883,14 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # **512**<!-- result: race_kv_2024 --> bytes per generated token against
 # **1,024**<!-- result: race_kv_2017 -->: grouped-query attention halves the cache, as in §2.
 #
-# The race: each model trains for the same **measured** training time, with three seeds. For each seed the
-# 2017-style block trains **200**<!-- result: race_steps_2017 --> steps first; the seconds it took become the
+# The race: each model trains for the same **measured** training time — the time the 2017-style block needs
+# for a fixed number of steps — three times from different random starts, and is scored on held-out text
+# as it goes.
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# For each seed the 2017-style block trains **200**<!-- result: race_steps_2017 --> steps first; the seconds it took become the
 # 2024 block's time budget (`train(..., time_budget_s=...)`, which stops at the first step that reaches it),
 # so the 2024 block takes as many steps as fit into the same time. How many that is moves with the machine
 # and with what else it runs, so the stored step counts and losses will not repeat exactly on another
@@ -861,6 +900,8 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # (`training_clock`); on a GPU (`BIG`, with a longer budget) it is the wall clock. Every 20 steps, and at the end, the model is scored on all the
 # validation characters in windows of 64 (`lm_nats_per_token`; evaluation is not training time). Both use Adam at
 # 3·10⁻³ with a 50-step linear warm-up and then a constant rate. Neither model's learning rate was tuned.
+#
+# </details>
 
 # %% tags=["nbval-ignore-output"]
 RACE_STEPS, RACE_SEEDS, EVAL_EVERY_R, WARMUP_R = 1000 if BIG else 200, (0, 1, 2), 20, 50
@@ -978,6 +1019,16 @@ print(f"a 2024 step / a 2017 step, measured in the race: {results.record_runs('r
 print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary['2024']['steps'], tol=6)}")
 
 # %% [markdown]
+# In the same measured time the 2024 block ends about half a nat per character lower than the 2017-style
+# block, in all three runs, although its steps are slower in this code and it took fewer of them. For the
+# first few seconds the 2017-style block, whose steps are cheaper, is the lower; then it flattens near the
+# bigram level of chapter 12 while the 2024 block keeps falling. The 2024 block also caches half as many
+# bytes per token. This is one small size, one short training time and one text: a race of two packages of
+# changes, not a measurement of which change helps.
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured: the numbers of the race</summary>
+#
 # In the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block (each 2024 run trained at
 # most about two of its mean step times longer than its 2017 partner, and never shorter, asserted: the budget
 # stops a run at the first step past it), the
@@ -1019,24 +1070,23 @@ print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary[
 #   `GroupedQueryAttention`), so the models in between can be built and raced the same way.
 # - Neither learning rate was tuned. A learning rate that suits one block better than the other would move
 #   the result.
+#
+# </details>
 
 # %% [markdown]
-# ## Recap
+# **Takeaways**
 #
-# - KV cache = 2·B·layers·H_kv·S·Dh·bytes, measured to the byte; GQA divides it by the group size, MQA by H.
-#   `GroupedQueryAttention` with one head per group equals multi-head attention (≤ 1e-6).
-# - A sliding window of w keys gives a receptive field of 1 + ℓ(w − 1) after ℓ layers; the FLOPs only fall
-#   with a kernel that skips the masked band.
-# - Linear attention regroups φ(Q)(φ(K)ᵀV): O(n) time (slope ≈ 1, measured), and its causal form is an RNN.
-# - FlashAttention is the same maths in tiles with an online softmax: equal outputs, no n × n matrix in
-#   memory, still O(n²) FLOPs.
-# - Mixture of experts: total parameters grow with E, compute with k (Mixtral: 46.7 B total, 12.9 B active).
-# - RoPE's slow frequencies never complete a turn in training; interpolation and YaRN stretch them.
-# - Linear recurrences (state-space models) train with a parallel scan in log n rounds and run as RNNs.
-# - The 2024 block (RMSNorm, SwiGLU, RoPE, GQA, no biases) against the 2017-style block at the same parameter
-#   count and the same measured training time, three seeds: lower validation loss at every seed, fewer steps
-#   in the same time (in these implementations), half the KV cache. A package result at one small size and budget, not an ablation.
-#
+# - The KV cache grows with every generated token; grouped-query and multi-query attention shrink it by the
+#   number of query heads per key/value head.
+# - A mask does not save compute: sliding windows and sparse patterns pay only with kernels that skip the
+#   masked scores. Linear attention does cut the cost to O(n), at a price in accuracy.
+# - FlashAttention computes exactly the same attention without storing the n × n matrix; a mixture of
+#   experts buys parameters without compute, but not without memory.
+# - Linear recurrences (state-space models) train in parallel and run as RNNs: the RNN's strengths, back.
+# - The 2024 block (RMSNorm, SwiGLU, RoPE, GQA, no biases) beat the 2017-style block at equal parameters and
+#   equal measured time in this small race.
+
+# %% [markdown]
 # ## Exercises
 #
 # **14.1** A model has 40 layers with 4 key/value heads of width 128. How many MiB does its KV cache take in
@@ -1076,10 +1126,8 @@ if your_answer is not None:
     check("14.4", your_answer)
 
 # %% [markdown]
-# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
-# values the book measured with three seeds (stored with the answers, with the rule that widened them).
-# Both measurements are exact counts, so the seeds agree and the range is narrow. Each run takes well under
-# a second on a CPU.
+# The next two exercises change code and measure (how the checker judges a measurement: see the preface).
+# Both measurements are exact counts. Each run takes well under a second on a CPU.
 #
 # **14.5** From multi-head to multi-query attention. The function below decodes 20 tokens, one at a time,
 # through a 3-layer stack of `GroupedQueryAttention` (D = 96, 12 query heads of width 8, batch 1), weighs
