@@ -38,6 +38,12 @@ if "google.colab" in sys.modules:
 # Chapter 05 computed attention for one word, 它, by hand. Self-attention does the same thing for every word
 # of the sentence at once, and a mask decides which words each one is allowed to look at.
 #
+# The source articles picture it as a meeting (开会). Everyone at the table says what they need to know,
+# the request is matched against everyone present, and each person leaves with what the others had to
+# offer; all of them at the same time, not one after another. That meeting is self-attention, and this
+# chapter follows it: who speaks (the queries), who is heard (the keys and values), and who is not allowed
+# to listen to whom (the masks).
+#
 # **What you will learn**
 #
 # - why "every token attends to every token" is one matrix product, not a loop, and that both give the same
@@ -52,6 +58,22 @@ if "google.colab" in sys.modules:
 #   their queries, keys and values come from.
 #
 # **Prerequisites:** chapter 05 (scaled dot-product attention, softmax, the √d_k scaling).
+
+# %% [markdown]
+# **New terms**
+#
+# - **self-attention** — attention in which the queries, keys and values all come from the same sequence:
+#   every token attends to every token of its own sentence.
+# - **score grid** — the L × L table of scores Q Kᵀ/√d_k: one row per query, one column per key.
+# - **permutation equivariance** — shuffle the inputs and the outputs are shuffled the same way, otherwise
+#   unchanged.
+# - **mask** — a boolean table beside the scores, True where a query may attend to a key; blocked scores
+#   become −∞ before the softmax.
+# - **causal mask** — the lower-triangular mask: position i may attend to positions 0 … i, never to later ones.
+# - **padding, padding mask** — filler tokens `<pad>` that make the sentences of a batch equally long, and
+#   the mask that hides them as keys.
+# - **cross-attention** — queries from one sequence (the decoder's), keys and values from another (the
+#   encoder's output).
 
 # %%
 import math
@@ -75,7 +97,8 @@ results = Results("06_self_attention_and_masks")
 #
 # In chapter 05 only 它 asked a question: its query was compared with every key, the scores became weights,
 # and the weights mixed the values. In *self*-attention every word of the sentence does this, each with its
-# own query:
+# own query. In the meeting picture, each word states what it is looking for (its query), shows what it
+# can offer (its key), and hands over its notes (its value) to whoever finds it relevant:
 #
 # - 猫 looks around and perhaps notices 追 (it is the one doing the chasing);
 # - 追 looks at 猫 and 老鼠 (who chases whom);
@@ -136,8 +159,10 @@ print("tformer's scaled_dot_product_attention gives the same output and weights"
 # The loop and the matrix version agree to float64 rounding (the largest difference is below 1e-12: what is
 # left is the last bit of a float64, and its digits change with the CPU), and so does `tformer`'s
 # function. The four questions were independent: no word's answer depended on another word's answer, only
-# on the shared keys and values. That independence is why the Transformer trains fast: a GPU computes all
-# L queries in one matrix multiply, while an RNN has to wait for step t − 1 before it can start step t.
+# on the shared keys and values. That is the meeting in which everyone talks at once ("全场同时开会", as one
+# source article contrasts it with an RNN, which must read word by word), and it is why the Transformer
+# trains fast: a GPU computes all L queries in one matrix multiply, while an RNN has to wait for step t − 1
+# before it can start step t.
 #
 # Here are the weights: row i says where word i looked. The embeddings are random, so the pattern means
 # nothing yet; what matters is the shape: a full L × L table, every row a probability distribution.
@@ -147,16 +172,9 @@ attention_heatmap(weights, tokens, tokens, title="Self-attention weights (random
 plt.show()
 
 # %% [markdown]
-# How much faster is the matrix version? The cell below times both on a longer sequence, on one CPU thread.
-# Both versions do the same arithmetic (except that the matrix version scales Q rather than the scores); what
-# mainly differs is the number of operations issued one by one from Python. The cell counts them (every torch call that returns a tensor): the loop issues
-# **1025**<!-- result: loop_calls --> small ones, four per query (a matrix-vector product for the scores, the
-# division by √d_k, a softmax, a second matrix-vector product for the mix) plus one final stack, against **7**<!-- result: matrix_calls --> for the matrix version, among them two large
-# matrix products, one scaling and one softmax (the rest: a transpose and two dtype casts that do nothing
-# here), which the library runs with far less overhead and better use
-# of the cache. One thread cannot show the parallel speed-up argued above; that one needs many
-# cores or a GPU and is not measured here. Timings depend on the machine, so the cell's output is not
-# compared by the tests; it only asserts that the matrix product wins.
+# Even on one CPU thread the matrix version is much faster on 256 tokens, mostly because it makes
+# **7**<!-- result: matrix_calls --> calls into the library where the loop makes
+# **1025**<!-- result: loop_calls --> small ones.
 
 # %% tags=["nbval-ignore-output"]
 import time
@@ -207,6 +225,22 @@ print(f"L = 256: loop ({loop_calls} small operations) {loop_s * 1e3:.2f} ms, "
 assert matrix_s < loop_s
 
 # %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# Both versions do the same arithmetic (except that the matrix version scales Q rather than the scores);
+# what mainly differs is the number of operations started one by one from Python. The cell counts every
+# torch call that returns a tensor: the loop makes four per query (a matrix-vector product for the scores,
+# the division by √d_k, a softmax, a second matrix-vector product for the mix) plus one final stack; the
+# matrix version makes two large matrix products, one scaling and one softmax, plus a transpose and two
+# dtype casts that do nothing here. The library runs those few large calls with far less overhead and
+# better use of the cache. The timings are the best of 5 repeats on one thread, and they depend on the
+# machine, so the printed times are not compared when the book is re-run; the cell asserts only that the
+# matrix version wins. One thread cannot show the parallel speed-up argued above; that needs many cores or
+# a GPU and is not measured here.
+#
+# </details>
+
+# %% [markdown]
 # ## 2. Attention does not know the word order
 #
 # Look again at the recipe: scores are dot products between *pairs* of words, and nothing in it says which
@@ -243,9 +277,11 @@ print(f"猫's output vector, original vs shuffled sentence: max difference {belo
 
 # %% [markdown]
 # The two sentences mean opposite things, yet 猫 receives the same vector in both, up to float64 rounding
-# (the difference is below 1e-12). Attention alone sees a *bag* of words.
+# (the difference is below 1e-12). Attention alone sees a *bag* of words. In the meeting picture, nobody
+# has a seat number: whoever sits where, the discussion goes the same way.
 # The fix is to make the embeddings themselves depend on the position, so that "猫 at position 0" and
-# "猫 at position 2" are different inputs. Chapter 08 is about how to do that well; here a crude version
+# "猫 at position 2" are different inputs; one source article calls it handing out seat cards
+# (发座位牌). Chapter 08 is about how to do that well; here a crude version
 # is enough to break the symmetry: add a different small vector for every position.
 
 # %%
@@ -268,7 +304,9 @@ assert cat_gap_with_positions > 1e-3
 # %% [markdown]
 # ## 3. The causal mask: writing with a blindfold
 #
-# A decoder writes a sentence one word at a time. When it is trained, the whole target sentence is fed in at
+# The meeting so far lets everyone hear everyone. The writers' meeting in the decoder needs a stricter
+# rule, which the source article calls writing with a blindfold (戴眼罩写作): a word may listen only to
+# the words written before it. A decoder writes a sentence one word at a time. When it is trained, the whole target sentence is fed in at
 # once (teacher forcing, chapter 02), so without a rule the word at position 2 could simply read the word at
 # position 3, the one it is supposed to predict. The rule is the **causal mask**: position i may look at
 # positions 0 … i and nothing later. For the target 猫 坐 在 垫子 it is the lower-triangular table below
@@ -300,26 +338,76 @@ assert torch.equal(mask, torch.ones(4, 4, dtype=torch.bool).tril())
 
 # %% [markdown]
 # The lower-left triangle (including the diagonal) is allowed, the upper-right blocked:
-# **10**<!-- result: causal_allowed_4 --> of the 16 query-key pairs remain. A picture of the same table:
+# **10**<!-- result: causal_allowed_4 --> of the 16 query-key pairs remain. The mask acts on the score grid:
+# before the softmax, every blocked score is replaced by −∞. Since e^(−∞) = 0, blocked keys get weight
+# exactly 0, and the allowed weights in each row still sum to 1. Below, the grid for 猫 坐 在 垫子, with
+# random 8-dimensional embeddings and the simplest self-attention, Q = K = V = X.
 
 # %%
-fig, ax = plt.subplots(figsize=(4.6, 3.6))
-image = ax.imshow(mask.int(), cmap="Greens", vmin=0, vmax=1)
-colour_bar = fig.colorbar(image, ax=ax, ticks=[0, 1])
-colour_bar.ax.set_yticklabels(["blocked", "may attend"])
-ax.set_xticks(range(len(target)), labels=target)
-ax.set_yticks(range(len(target)), labels=target)
-ax.set_xlabel("key (the word looked at)")
-ax.set_ylabel("query (holds word i, predicts word i + 1)")
-ax.set_title("Causal mask for 猫 坐 在 垫子")
+D_small = 8
+target_x = torch.randn(len(target), D_small, generator=torch.Generator().manual_seed(2))
+q_t, k_t, v_t = target_x, target_x, target_x  # the simplest self-attention: Q = K = V = X
+masked_scores = (q_t @ k_t.T / math.sqrt(D_small)).masked_fill(~mask, float("-inf"))  # (L, L)
+causal_out, causal_weights = scaled_dot_product_attention(q_t, k_t, v_t, mask=mask)
+torch.testing.assert_close(causal_weights, torch.softmax(masked_scores, dim=-1), rtol=0, atol=1e-6)
+assert torch.all(causal_weights[~mask] == 0)
+
+
+def draw_masked_grid(ax, values, title, fmt, cmap):
+    """Draw an (L, L) grid of query rows × key columns; the blocked (future) cells are hatched and labelled."""
+    shown = torch.where(mask, values, torch.nan)  # NaN cells stay blank in imshow
+    image = ax.imshow(shown, cmap=cmap)
+    for i in range(len(target)):
+        for j in range(len(target)):
+            if mask[i, j]:
+                r, g, b, _ = image.cmap(image.norm(values[i, j].item()))
+                dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # white text on dark cells
+                ax.text(j, i, fmt(values[i, j].item()), ha="center", va="center", fontsize=11,
+                        color="white" if dark else "black")
+            else:
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="0.93", edgecolor="0.55",
+                                           hatch="///", lw=0.5))
+                ax.text(j, i, fmt(values[i, j].item()), ha="center", va="center", fontsize=11, color="0.25",
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+    rows = [f"{w} → {target[i + 1] if i + 1 < len(target) else '…'}" for i, w in enumerate(target)]
+    ax.set_xticks(range(len(target)), labels=target)
+    ax.set_yticks(range(len(target)), labels=rows)
+    ax.set_xlabel("key: the word looked at")
+    ax.set_ylabel("query: holds word i → predicts word i + 1")
+    ax.set_title(title)
+    return image
+
+
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.6))
+image = draw_masked_grid(axes[0], masked_scores, "Scores QKᵀ/√d_k: the future is set to −∞",
+                         lambda v: "−∞" if v == float("-inf") else f"{v:.2f}", "RdBu_r")
+fig.colorbar(image, ax=axes[0], label="score (allowed cells)")
+image = draw_masked_grid(axes[1], causal_weights, "Weights after the softmax: 0 on the future",
+                         lambda v: "0" if v == 0 else f"{v:.2f}", "Greens")
+fig.colorbar(image, ax=axes[1], label="attention weight")
+fig.suptitle("Causal self-attention on 猫 坐 在 垫子: hatched cells are blocked by the mask")
+fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# How the mask acts: before the softmax, every blocked score is replaced by −∞. Since e^(−∞) = 0, blocked
-# keys get weight exactly 0 and the allowed weights still sum to 1.
+# Read the grid row by row: 猫's row may use only 猫 itself, 坐's row 猫 and 坐, and so on; the last row
+# sees the whole sentence. Each row of weights is a softmax over its allowed cells alone. The mask really
+# does stop information flowing backwards in time: change the last word and the outputs of the first three
+# positions do not move.
+
+# %%
+changed = target_x.clone()
+changed[3] = torch.randn(D_small, generator=torch.Generator().manual_seed(3))  # a different 4th word
+changed_out, _ = scaled_dot_product_attention(changed, changed, changed, mask=mask)
+torch.testing.assert_close(changed_out[:3], causal_out[:3], rtol=0, atol=0)
+print("outputs at positions 0-2 unchanged:", torch.equal(changed_out[:3], causal_out[:3]))
+print(f"output at position 3 changed by up to {(changed_out[3] - causal_out[3]).abs().max().item():.3f}")
+
+# %% [markdown]
+# ### Why −∞ and not a large number?
 #
-# Many implementations fill with a large finite number instead. Two of them, tried on one row with two
-# allowed and two blocked keys, in float32 and float16:
+# Many implementations fill blocked scores with a large finite number instead. Two of them, tried on one
+# row with two allowed and two blocked keys, in float32 and float16:
 
 # %%
 row = torch.tensor([1.0, 2.0, 3.0, 4.0])
@@ -366,42 +454,14 @@ print("every key blocked, fill -inf:", infinite_row.tolist())
 # the query quietly averages the very words it was forbidden to see. With −∞ the same row gives NaN (0/0),
 # which is loud. The book uses −∞ and handles such rows explicitly (section 5).
 
-# %%
-D_small = 8
-target_x = torch.randn(len(target), D_small, generator=torch.Generator().manual_seed(2))
-q_t, k_t, v_t = target_x, target_x, target_x  # the simplest self-attention: Q = K = V = X
-masked_scores = (q_t @ k_t.T / math.sqrt(D_small)).masked_fill(~mask, float("-inf"))
-print("scores after masking:")
-print(masked_scores.round(decimals=2))
-causal_out, causal_weights = scaled_dot_product_attention(q_t, k_t, v_t, mask=mask)
-torch.testing.assert_close(causal_weights, torch.softmax(masked_scores, dim=-1), rtol=0, atol=1e-6)
-assert torch.all(causal_weights[~mask] == 0)
-print("weights:")
-print(causal_weights.round(decimals=3))
-
-# %%
-attention_heatmap(causal_weights, target, target, title="Causal self-attention weights: no looking ahead")
-plt.show()
-
-# %% [markdown]
-# The mask really does stop information flowing backwards in time: change the last word and the outputs of
-# the first three positions do not move.
-
-# %%
-changed = target_x.clone()
-changed[3] = torch.randn(D_small, generator=torch.Generator().manual_seed(3))  # a different 4th word
-changed_out, _ = scaled_dot_product_attention(changed, changed, changed, mask=mask)
-torch.testing.assert_close(changed_out[:3], causal_out[:3], rtol=0, atol=0)
-print("outputs at positions 0-2 unchanged:", torch.equal(changed_out[:3], causal_out[:3]))
-print(f"output at position 3 changed by up to {(changed_out[3] - causal_out[3]).abs().max().item():.3f}")
-
 # %% [markdown]
 # ## 4. The padding mask: ignoring filler
 #
 # Sentences in a batch have different lengths, but a tensor is a rectangle. Short sentences are filled up
 # with a padding token, `<pad>`, which means nothing and must not be attended to. The **padding mask** is
 # True at real tokens and False at padding, one row per sentence, shape (B, S). Attention needs it as
-# (B, 1, 1, S), so that it broadcasts over heads and over every query; `as_key_padding` adds those axes.
+# (B, 1, 1, S), so that it broadcasts over every query (and over the heads of chapter 07's multi-head
+# attention); `as_key_padding` adds those axes.
 
 # %%
 sentences = [["猫", "坐", "在", "垫子", "上"], ["猫", "坐"]]
@@ -533,11 +593,14 @@ print("gradient at the two empty rows is exactly zero:", bool(torch.all(grad_x.g
 # | cross-attention (encoder-decoder) | every target position | the encoder's output | (the source is complete) | source padding | (B, L, S) |
 #
 # Cross-attention is how the source gets into the translation: the decoder asks "I am about to write the
-# word after 在, what do I need?", and the keys/values are the encoder's notes on every source word. The same
+# word after 在, what do I need?", and the keys/values are the encoder's notes on every source word. In the
+# source article's picture there are two meetings: the readers' meeting (the encoder), where everyone hears
+# everyone, and the writers' meeting (the decoder), blindfolded to the future, whose members also look up
+# the readers' finished notes (查阅笔记柜, consulting the notes cabinet): that lookup is cross-attention. The same
 # pattern, "generate Y conditioned on X", is how Stable Diffusion reads its text prompt.
 #
 # The cell below computes all three with `tformer`'s function on small random tensors (one sentence, D = 8,
-# single-head projections) and prints each weight shape.
+# one set of projections W_Q, W_K, W_V) and prints each weight shape.
 
 # %%
 source = ["The", "cat", "sat", "on", "the", "mat"]
@@ -586,18 +649,18 @@ plt.show()
 # become a soft word alignment: 垫子 looks at "mat".
 
 # %% [markdown]
-# ## Recap
+# **Takeaways**
 #
-# - Self-attention lets every token run the chapter 05 recipe with its own query; all queries at once is the
-#   single product softmax(QKᵀ/√d_k)V, equal to the loop to float64 rounding.
-# - Attention alone is permutation-equivariant: reorder the words and each word's output is unchanged, just
-#   moved. Word order must be added to the inputs (chapter 08).
-# - Masks are boolean, True = may attend. The causal mask is lower-triangular (no peeking at the future);
-#   the padding mask hides `<pad>` keys; a decoder uses both, combined with `&`.
-# - Masked scores become −∞ before the softmax. A row with no allowed key would give NaN (0/0), and NaN
-#   spreads through later layers; `tformer` returns zeros for such rows, in float32 and float16.
-# - The Transformer uses attention three ways: encoder self (S × S, bidirectional), decoder masked self
-#   (L × L, causal) and cross-attention (L × S, queries from the decoder, keys/values from the encoder).
+# - Self-attention is a meeting in which every word asks its own question at once: all queries together
+#   are the one product softmax(QKᵀ/√d_k)V, equal to the loop over words to float64 rounding.
+# - Without positions, attention is permutation-equivariant: reorder the words and each word's output is
+#   unchanged, just moved. Word order must be put into the inputs (chapter 08).
+# - A mask is a boolean grid beside the score grid, True = may attend; blocked scores become −∞ and get
+#   weight 0. The causal mask hides the future (lower triangle), the padding mask hides `<pad>` keys, and a
+#   decoder combines them with `&`.
+# - A row with no allowed key gives NaN in the textbook recipe, and NaN spreads; `tformer` returns zeros.
+# - The Transformer uses attention three ways: encoder self (S × S, both directions), decoder masked self
+#   (L × L, causal) and cross-attention (L × S, queries from the decoder, keys and values from the encoder).
 
 # %% [markdown]
 # ## Exercises
@@ -616,7 +679,9 @@ if your_answer is not None:
     check("06.1", your_answer)
 
 # %% [markdown]
-# **06.2** During cached decoding a decoder runs 3 new queries against 7 keys (4 cached + 3 new), with
+# **06.2** When a decoder generates text it can keep (cache) the keys and values of the tokens it has
+# already processed and compute only the new tokens' queries, keys and values: *cached decoding*
+# (chapter 12). During cached decoding a decoder runs 3 new queries against 7 keys (4 cached + 3 new), with
 # `causal_mask(3, 7)`, which is aligned to the bottom-right. How many keys may the *first* of the 3 queries
 # attend to?
 
@@ -636,11 +701,10 @@ if your_answer is not None:
     check("06.3", your_answer)
 
 # %% [markdown]
-# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
-# values the book measured with three seeds (stored with the answers, with the rule that widened them).
-# Each run takes a few seconds on a CPU.
+# The next two exercises change code and measure; each run takes a few seconds on a CPU. How the exercises
+# are checked: see the preface.
 #
-# **06.4** Remove the causal mask. The function below trains a one-layer, one-head decoder (built from
+# **06.4** Remove the causal mask. The function below trains a one-layer decoder with a single attention (built from
 # `scaled_dot_product_attention`) on sequences of random digits whose second half repeats the first, with
 # teacher forcing: the input is the sequence without its last token, the target the sequence shifted by
 # one. With the mask, the 5 targets at positions 1–5 (of the 11) are random digits that no earlier token
@@ -654,7 +718,7 @@ V_DIGITS, HALF, D_TINY = 10, 6, 32  # vocabulary, half the sequence length, mode
 
 
 class TinyDecoder(torch.nn.Module):
-    """Token and position embeddings, one single-head self-attention with a residual, and a read-out to V."""
+    """Token and position embeddings, one self-attention added back to its input, and a read-out to V."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -695,7 +759,7 @@ if measured is not None:
 
 # %% [markdown]
 # **06.5** Drop the √d_k. The function below computes causal self-attention weights for 64 random sentences
-# of 16 tokens (width D = 64 and a single head, so d_k = D here; random projections for the queries and
+# of 16 tokens (width D = 64 and a single attention, so d_k = D here; random projections for the queries and
 # keys) and returns the mean largest weight of the last query, which may look at all 16 keys. Pass `divide_by_sqrt_d=False` and measure it.
 # How does that compare with the same function left as it is?
 
@@ -736,3 +800,7 @@ if measured is not None:
 # during generation: training must see the world exactly as generation will, with the future hidden.
 #
 # </details>
+
+# %% [markdown]
+# Next: chapter 07 holds several meetings at once, multi-head attention, each head with its own queries,
+# keys and values.
