@@ -17,7 +17,7 @@ FAST_NB := $(foreach n,$(FAST),$(wildcard notebooks/$(n)_*.ipynb))
 # Running as root (containers, CI) needs --allow-root; a normal user does not.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install lab test test-unit test-notebooks test-notebooks-threads check-notebooks html pdf screenshots check-newest sync colab lint clean
+.PHONY: install lab test test-unit test-notebooks test-notebooks-threads check-notebooks prose html pdf screenshots check-newest sync colab lint clean
 
 install: $(STAMP)
 
@@ -45,6 +45,11 @@ test: $(STAMP)
 check-notebooks: $(STAMP)
 	$(BIN)/python tools/check_pairs.py notebooks
 	$(BIN)/python tools/notebook_cells.py --check
+	$(MAKE) --no-print-directory prose
+
+## make prose: the prose check (tools/prose_check.py) on every chapter not listed in pyproject.toml's prose_pending.
+prose: $(STAMP)
+	$(BIN)/python tools/prose_check.py --enforced
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
