@@ -38,7 +38,7 @@ if "google.colab" in sys.modules:
 # Chapter 05 computed attention for one word, 它, by hand. Self-attention does the same thing for every word
 # of the sentence at once, and a mask decides which words each one is allowed to look at.
 #
-# The source articles picture it as a meeting (开会). Everyone at the table says what they need to know,
+# One of the source articles pictures it as a meeting (开会). Everyone at the table says what they need to know,
 # the request is matched against everyone present, and each person leaves with what the others had to
 # offer; all of them at the same time, not one after another. That meeting is self-attention, and this
 # chapter follows it: who speaks (the queries), who is heard (the keys and values), and who is not allowed
