@@ -35,20 +35,91 @@ if "google.colab" in sys.modules:
 # %% [markdown]
 # # 00 · Preface: how to read and run this book
 #
-# This book takes you from recurrent networks to the Transformer with code that runs on a laptop. Every
-# idea is shown by a cell you can execute, every measured number the text quotes is computed by a cell of the chapter, and
-# every component we build from scratch is checked against a trusted reference (PyTorch's own modules, a
-# closed form, or a hand calculation).
+# **What this book is.** A course that takes you from recurrent networks to the Transformer, one runnable
+# chapter at a time. Each chapter builds one piece from scratch in PyTorch, checks it against a trusted
+# reference (PyTorch's own modules, a closed form, or a hand calculation), and computes every number it
+# quotes in a cell you can run on a laptop.
 #
-# **What you will learn here:** how to run the chapters (JupyterLab, Colab, HTML), the notation used on
-# every page, the vocabulary of the field in English and Chinese, and how to check that your machine is
-# ready.
+# **Who it is for.** You know Python, numpy and gradient descent, and attention is a formula you have seen
+# but never quite understood. No PyTorch is assumed beyond tensors.
 #
-# **Prerequisites:** Python, a little linear algebra (matrix products, dot products) and the idea of a
-# gradient. No prior PyTorch experience is assumed beyond tensors.
+# **How to start.** Open the chapters in JupyterLab with `make lab`, or click "Open in Colab" at the top of
+# any chapter. Then take one of the two roads below: chapter 03 if you want attention as soon as possible,
+# chapter 01 if you want the whole story. The map shows where every chapter fits.
+#
+# **What you will learn here:** the map of the book and the two reading paths; how to run a chapter and
+# how its exercises are checked; the notation used on every page; the vocabulary of the field in English
+# and Chinese.
+#
+# **Prerequisites:** none beyond the above.
 
 # %% [markdown]
-# ## Four ways to read the book
+# **New terms**
+#
+# - **B, L, S, D, H, Dh, F, V** — the letters that name a tensor's dimensions on every page (the table in
+#   "Notation" below).
+# - **random seed** — a number that fixes a program's random draws, so that a run can be repeated exactly.
+# - **stored outputs** — the results saved inside each notebook, which a fresh run is compared with.
+# - **"How this was measured"** — the collapsed block under an experiment that holds its run record.
+
+# %% [markdown]
+# ## A map of the book
+#
+# Read the figure from the bottom up: words become vectors with positions (chapter 08), pass through a stack
+# of blocks (chapters 06, 07 and 09), and the decoder writes the translation one word at a time (chapter 10).
+# Inside every attention box is the same small computation, built in chapters 03–05. Beside the model stand
+# the recurrent networks it replaced (chapters 01 and 02) and what was built on it (chapters 11–16).
+
+# %%
+from tformer.book import diagrams
+
+diagrams.show("book_map")
+
+# %% [markdown]
+# The book follows the history of the idea. Part I (chapters 01–02) measures why recurrence hit a wall;
+# Part II (03–08) builds attention from a weighted average up to rotary positions; Part III (09–12) assembles
+# and trains the full Transformer, meets real sentences and builds its three families; Part IV (13–15)
+# measures its costs and the fixes that followed; chapter 16 sums up. The cell below lists the chapters
+# present in this copy of the book, in order, with their titles.
+
+# %%
+import json
+from pathlib import Path
+
+for path in sorted(Path(".").glob("[0-9][0-9]_*.ipynb")):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    title = next(
+        line.lstrip("# ").strip()
+        for cell in cells
+        if cell["cell_type"] == "markdown"
+        for line in "".join(cell["source"]).splitlines()
+        if line.startswith("# ")
+    )
+    print(f"{path.stem:<32} {title}")
+
+# %% [markdown]
+# ## Two reading paths
+#
+# **The short road to attention: 03 → 04 → 05 → 06 → 07, then 09 → 10.** Seven chapters, from "attention
+# is a weighted average" to a trained encoder-decoder translator. Chapter 03 is the first page of
+# attention: it starts from a weighted average of school grades and resolves the pronoun 它 in
+# 猫 追 老鼠 ， 因为 它 饿 了. Chapters 04–07 give the three roles their names (query, key, value), compute one
+# attention step by hand, let every word attend to every other, and split the work into heads; chapters
+# 09–10 stack the pieces into blocks and train the whole model. The road skips three chapters, and you can
+# come back to each when you need it: 01–02 say why a new design was needed (what recurrent networks forget,
+# and the one-vector bottleneck); 08 explains the position information that chapter 10 adds to its inputs
+# (on the short road, take it on trust: without it a Transformer cannot tell word order).
+#
+# **The full road: 01 → 16 in order.** The history as it happened: the recurrent networks and their limits
+# (01–02), attention built up piece by piece (03–08), the full Transformer and its families (09–12), then
+# what it costs and how the field answered (13–15), and a closing comparison of all the models side by side
+# (16).
+#
+# Whichever road you take, every chapter opens with what you will learn and what it assumes, lists its new
+# terms in a box, and closes with its takeaways.
+
+# %% [markdown]
+# ## How to run the chapters
 #
 # | how | command | what you get |
 # |---|---|---|
@@ -57,29 +128,17 @@ if "google.colab" in sys.modules:
 # | HTML | `make html` | an offline book in `build/html/`, built from the stored outputs |
 # | as a test suite | `make test` | every notebook re-executed with nbval and compared with its stored outputs |
 #
-# Each chapter is a pair of files: `NN_name.py` (the source, in jupytext's percent format) and
-# `NN_name.ipynb` (generated from it, stored with outputs so it reads on GitHub). Edit the `.py`, then run
-# `make sync NB=notebooks/NN_name.py` to regenerate and re-execute the notebook.
+# To run a chapter, open its notebook and run the cells from the top (in JupyterLab: *Run → Run All Cells*).
+# Each chapter is kept as a pair of files: the notebook, `NN_name.ipynb`, stored with its outputs so that
+# it reads on GitHub, and its source, `NN_name.py`, in jupytext's percent format. Edit the `.py`, then
+# run `make sync NB=…` with that file to regenerate and re-execute the notebook.
 #
-# Cells whose output cannot repeat digit for digit on another CPU (training curves, timings) are marked for
-# nbval and carry an assertion of what matters instead, so the tests still fail when the result is wrong.
-
-# %% [markdown]
-# ## Where the material comes from
-#
-# The plan of the book, its analogies and its worked examples follow three Chinese articles on the road
-# from RNNs to the Transformer (named in the README); when a chapter mentions "the source article", it
-# means one of them. Their numbers are never copied: each is recomputed here, and where an article is
-# wrong, the chapter prints the right value and says so.
-
-# %% [markdown]
-# ## Setting up a chapter
+# ### Setting up a chapter
 #
 # Every chapter starts the same way: the book's plotting style (which adds a font for Chinese tokens) and a
-# fixed seed; the chapters that can use a GPU also pick the device, as below (chapter 16 picks it too, but runs
-# nothing large). On a machine with CUDA the
-# device is the GPU; otherwise the CPU. The numbers
-# stored in the notebooks come from a CPU run with one torch thread (`make sync` sets `OMP_NUM_THREADS=1`).
+# fixed seed; the chapters that can use a GPU also pick the device, as below (chapter 16 picks it too, but
+# runs nothing large). On a machine with CUDA the device is the GPU; otherwise the CPU. The numbers stored
+# in the notebooks come from a CPU run with one torch thread (`make sync` sets `OMP_NUM_THREADS=1`).
 
 # %%
 import torch
@@ -96,8 +155,8 @@ print(f"device: {device.type}")
 # A fixed seed makes random numbers repeat. Two draws after the same seed are identical on the same kind of
 # device with the same torch version, which is what lets the stored outputs of this book be compared with a
 # fresh CPU run. A GPU draws different numbers from the same seed (PyTorch's reproducibility notes warn that
-# results may differ between CPU and GPU runs even with identical seeds), which is why the stored outputs come
-# from a CPU run:
+# results may differ between CPU and GPU runs even with identical seeds), which is why the stored outputs
+# come from a CPU run:
 
 # %%
 seed_everything(0)
@@ -106,6 +165,56 @@ seed_everything(0)
 second = torch.randn(4)
 print(first.round(decimals=4))
 assert torch.equal(first, second)
+
+# %% [markdown]
+# ### Run it: how the exercises are checked
+#
+# Every chapter ends with exercises, each followed by a cell with `your_answer = None`: replace `None` with
+# your answer and run the cell. The checker prints a one-line verdict (and a hint when the answer is not
+# yet right) without showing the solution: the book keeps only a fingerprint (a SHA-256 digest) of each
+# answer, rounded to the decimals the question asks for, in the `tformer` package rather than in the notebook.
+#
+# - **Pencil-and-paper exercises** (`check`) have one right answer, which you can work out from the chapter.
+# - **Run-it exercises** (`check_measured`) ask you to change one argument of a function in the chapter and
+#   measure. A measurement moves with the seed, the machine and the thread count, so the checker accepts a
+#   range: the book ran the same function with seeds 0, 1 and 2 and widened the spread of those values by a
+#   stated margin (the values and the rule are stored with the answers). Any seed and any machine should land
+#   inside it. Each run takes seconds on a CPU.
+# - **"Why?" questions** are answered in a worked answer under the question, collapsed until you open it.
+#
+# ### How the numbers are kept honest
+#
+# Each experiment opens with its finding and the figure or table that shows it. The run record (seeds and
+# their ranges, training budgets, what the code asserts, what was not measured) sits in a collapsed
+# **"How this was measured"** block right below; open it when you want the evidence. Every number the text
+# quotes is computed by a cell of the chapter and checked against the chapter's results manifest (the
+# result marker beside each number in the source).
+#
+# Cells whose output cannot repeat digit for digit on another CPU (training curves, timings) are marked for
+# nbval and carry an assertion of what matters instead, so the tests still fail when the result is wrong.
+# CI re-runs every chapter this way.
+#
+# ### Environment check
+#
+# The next cell prints what this machine provides. Its output differs from machine to machine, so nbval
+# does not compare it; the assertions check what the book needs: torch ≥ 2.4 (chapter 09's fused Adam on a
+# CPU) and a device that works.
+
+# %% tags=["nbval-ignore-output"]
+report = environment_report()
+for key, value in report.items():
+    print(f"{key:>14}: {value}")
+major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+assert (major, minor) >= (2, 4), torch.__version__
+assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
+
+# %% [markdown]
+# ## Where the material comes from
+#
+# The plan of the book, its analogies and its worked examples follow three Chinese articles on the road
+# from RNNs to the Transformer (named in the README); when a chapter mentions "the source article", it
+# means one of them. Their numbers are never copied: each is recomputed here, and where an article is
+# wrong, the chapter prints the right value and says so.
 
 # %% [markdown]
 # ## Notation
@@ -126,12 +235,9 @@ assert torch.equal(first, second)
 # | d_k, d_v | width of a query/key vector and of a value vector (the paper's names); in multi-head attention d_k = d_v = Dh | 64 |
 # | D_in, H_hid | input width and hidden-state width of a recurrent layer (chapters 01, 02; `hidden_size` in code) | 32 |
 #
-# H on its own always counts heads; the hidden width of an RNN is H_hid, never a bare H.
-#
-# Other letters are local to a chapter, which defines them where it uses them: d is a dependency distance
-# in chapter 01's recall task, a feature width in chapter 03's examples and the width `d_model` in chapter 13,
-# where n is the sequence length (in chapter 01, n is the GRU's candidate state); N counts layers in chapter
-# 13 and devices in chapter 15, and the number of examples in shape comments (chapters 01, 03 and 09).
+# H on its own always counts heads (chapter 07 splits attention into heads); the hidden width of an RNN is
+# H_hid, never a bare H. A few other letters are local to one chapter, which defines them where it uses
+# them; the appendix at the end of this preface lists them.
 #
 # So a batch of embedded source sentences has shape (B, S, D); the attention weights of one multi-head layer
 # have shape (B, H, L, S): for every sentence, every head, and every query position, a distribution over
@@ -188,51 +294,28 @@ assert torch.equal(first, second)
 # | mixture of experts (MoE) | 混合专家 | 09 | 14 |
 
 # %% [markdown]
-# ## Chapter map
+# **Takeaways**
 #
-# The book follows the history of the idea. Part I (chapters 01–02) measures why recurrence hit a wall;
-# Part II (03–08) builds attention from a weighted average up to rotary positions; Part III (09–12) assembles
-# and trains the full Transformer, meets real sentences and builds its three families; Part IV (13–15)
-# measures its costs and the fixes that followed; chapter 16 sums up. The cell below lists the chapters present in this copy of the book, in order, with their
-# titles.
-
-# %%
-import json
-from pathlib import Path
-
-for path in sorted(Path(".").glob("[0-9][0-9]_*.ipynb")):
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    title = next(
-        line.lstrip("# ").strip()
-        for cell in cells
-        if cell["cell_type"] == "markdown"
-        for line in "".join(cell["source"]).splitlines()
-        if line.startswith("# ")
-    )
-    print(f"{path.stem:<32} {title}")
+# - Two roads through the book: the short road to attention (03 → 04 → 05 → 06 → 07, then 09 → 10) or the
+#   full road, 01 to 16 in order; the map shows which chapter builds each part of the Transformer.
+# - Run a chapter with `make lab`, in Colab, or read it as HTML; every number it quotes comes from one of its
+#   cells.
+# - Exercises check themselves: an exact answer for pencil-and-paper questions, a range measured by the book
+#   for run-it ones.
+# - The letters B, L, S, D, H, Dh, F, V mean the same thing everywhere; masks are boolean with True = may
+#   attend.
+# - After the same seed, random draws repeat exactly on a CPU with the same torch version; results that can
+#   move with the machine (training, timings) are checked by what matters, not digit for digit.
 
 # %% [markdown]
-# ## Environment check
-#
-# The next cell prints what this machine provides. Its output differs from machine to machine, so nbval
-# does not compare it; the assertions check what the book needs: torch ≥ 2.4 (chapter 09's fused Adam on a
-# CPU) and a device that works.
-
-# %% tags=["nbval-ignore-output"]
-report = environment_report()
-for key, value in report.items():
-    print(f"{key:>14}: {value}")
-major, minor = (int(part) for part in torch.__version__.split(".")[:2])
-assert (major, minor) >= (2, 4), torch.__version__
-assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
+# Next: chapter 01 starts with a translator who reads one word at a time; on the short road, start with
+# chapter 03 and a weighted average of school grades.
 
 # %% [markdown]
-# ## Recap
+# ## Appendix: letters local to one chapter
 #
-# - Run the book with `make lab`, in Colab, or as HTML with `make html`; test it with `make test`.
-# - The letters B, L, S, D, H, Dh, F, V mean the same thing everywhere; masks are boolean with True = may attend.
-# - After the same seed, random draws repeat exactly on a CPU with the same torch version (a GPU draws other
-#   numbers). Trained results and timings can still move with the CPU and the thread count, so those cells
-#   are asserted rather than compared digit for digit.
-#
-# Next: chapter 01 starts with a translator who reads one word at a time.
+# Besides the letters of the notation table, a few letters are local to a chapter, which defines them where
+# it uses them: d is a dependency distance in chapter 01's recall task, a feature width in chapter 03's
+# examples and the width `d_model` in chapter 13, where n is the sequence length (in chapter 01, n is the
+# GRU's candidate state); N counts layers in chapter 13 and devices in chapter 15, and the number of
+# examples in shape comments (chapters 01, 03 and 09).

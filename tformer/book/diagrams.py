@@ -957,6 +957,283 @@ def _encoder_decoder_base() -> tuple[_Svg, str]:
     return s, alt
 
 
+# Chapter 05's example: the keys, values and query of 猫 追 老鼠 它 (the chapter asserts that its tensors are these,
+# so the figures cannot silently disagree with the computation), and three more queries drawn only in the QKᵀ grid.
+FIVE_STEPS_TOKENS = ("猫", "追", "老鼠", "它")
+FIVE_STEPS_KEYS = ((1.0, 0.0), (0.0, 1.0), (0.7, 0.7), (1.0, 0.0))
+FIVE_STEPS_VALUES = ((2.0, 1.0), (0.0, 3.0), (1.0, 2.0), (0.0, 0.0))
+FIVE_STEPS_QUERY = (1.0, 0.0)  # 它 looks for an animal
+QK_GRID_QUERIES = ((0.0, 1.0), (1.0, 1.0), (-1.0, 1.0), FIVE_STEPS_QUERY)  # illustrative, except 它's
+
+
+def _dot(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def _vec(v: tuple[float, ...], fmt: str = "g") -> str:
+    return "[" + ", ".join(f"{x:{fmt}}".replace("-", "−") for x in v) + "]"
+
+
+def _five_steps() -> tuple[_Svg, str]:
+    import math
+
+    title = "Attention for one query in five steps: score, scale, exponentiate, normalise, mix"
+    s = _Svg(920, 450, title)
+    tokens, keys, values, q = FIVE_STEPS_TOKENS, FIVE_STEPS_KEYS, FIVE_STEPS_VALUES, FIVE_STEPS_QUERY
+    d_k = len(q)
+    scores = [_dot(q, k) for k in keys]
+    scaled = [v / math.sqrt(d_k) for v in scores]
+    exps = [math.exp(v) for v in scaled]
+    total = sum(exps)
+    weights = [e / total for e in exps]
+    out = tuple(sum(w * v[i] for w, v in zip(weights, values, strict=True)) for i in range(2))
+    s.text(460, 46, f"The query of 它 is q = {_vec(q)}, \u201cI am looking for an animal\u201d; keys and values have "
+           f"d_k = {d_k} numbers.", size=12, role="shape", italic=True)
+    # the pipeline of steps, as a header row of boxes joined by arrows
+    steps = (("1 · score", "q · k", 185, 115, "key"), ("2 · scale", f"÷ √d_k = ÷ √{d_k}", 320, 105, "layer"),
+             ("3 · exponentiate", "e^(scaled)", 445, 115, "layer"), ("4 · normalise", "÷ sum: the weight", 580, 130,
+                                                                      "query"),
+             ("5 · mix", "weight × value", 730, 170, "value"))
+    for k, (name, sub, x, w, role) in enumerate(steps):
+        s.box(x, 64, w, 42, name, sub, role=role, size=12)
+        if k:
+            prev_x, prev_w = steps[k - 1][2], steps[k - 1][3]
+            s.arrow(prev_x + prev_w, 85, x - 2, 85, "layer")
+    s.box(20, 64, 145, 42, "token and its key k", role="key", size=12)
+    s.arrow(165, 85, 183, 85, "layer")
+    y0, row = 122, 58
+    for j, (tok, k, v) in enumerate(zip(tokens, keys, values, strict=True)):
+        y = y0 + j * row
+        cy = y + row / 2
+        if j % 2 == 0:
+            s.rect(12, y + 2, 896, row - 4, "layer", fill="#FAFAFA", width=0.3, rx=3)
+        s.text(38, cy + 6, tok, size=17, role="query" if tok == "它" else "key")
+        s.text(70, cy + 4, f"k = {_vec(k)}", size=12, anchor="start")
+        # 1: the dot product, with an orange bar
+        s.text(190, cy - 5, f"{q[0]:g}×{k[0]:g} + {q[1]:g}×{k[1]:g}", size=10, anchor="start", role="shape")
+        s.text(190, cy + 14, f"= {scores[j]:.1f}", size=13, anchor="start", weight="bold")
+        s.rect(240, cy + 4, max(60 * scores[j], 1), 12, "key", rx=1, fill=PALETTE["key"][0])
+        # 2: scaled
+        s.text(372, cy + 5, f"{scaled[j]:.3f}", size=13)
+        # 3: exponentiated, with a grey bar
+        s.text(450, cy + 5, f"{exps[j]:.3f}", size=13, anchor="start")
+        s.rect(495, cy - 6, 22 * exps[j], 12, "layer", rx=1, fill="#9A9A9A")
+        # 4: the weight, with a blue bar
+        s.text(585, cy + 5, f"{weights[j]:.4f}", size=13, anchor="start", weight="bold")
+        s.rect(640, cy - 6, 200 * weights[j], 12, "query", rx=1, fill=PALETTE["query"][0])
+        # 5: weight times value
+        part = tuple(weights[j] * x for x in v)
+        s.text(735, cy - 5, f"{weights[j]:.4f} × {_vec(v)}", size=11, anchor="start", role="value")
+        s.text(735, cy + 14, f"= {_vec(part, '.4f')}", size=12, anchor="start", role="value", weight="bold")
+    bottom = y0 + 4 * row
+    s.text(445, bottom + 22, f"sum = {total:.3f}", size=12, anchor="start", weight="bold")
+    s.text(585, bottom + 22, f"each exp ÷ {total:.3f};", size=12, anchor="start", role="query")
+    s.text(585, bottom + 40, f"the weights sum to {sum(weights):.0f}", size=12, anchor="start", role="query")
+    s.rect(730, bottom + 6, 170, 54, "value")
+    s.text(815, bottom + 27, "output for 它 = sum:", size=12, weight="bold", role="value")
+    s.text(815, bottom + 48, _vec(out, ".4f"), size=14, weight="bold", role="value")
+    s.text(460, bottom + 80, "Steps 3 and 4 together are the softmax. 它 started with the value [0, 0]; now it holds "
+           "a mix of every value, 猫's weighted most.", size=12, italic=True)
+    alt = (
+        f"The five steps of attention for the token 它 in 猫 追 老鼠 它, one row per token, left to right. The query "
+        f"of 它 is [1, 0]. Step 1, score: the dot product of the query with each key gives "
+        f"{', '.join(f'{v:.1f}' for v in scores)} for 猫, 追, 老鼠 and 它. Step 2, scale: divided by the square "
+        f"root of d_k = 2 they become {', '.join(f'{v:.3f}' for v in scaled)}. Step 3, exponentiate: "
+        f"{', '.join(f'{v:.3f}' for v in exps)}, summing to {total:.3f}. Step 4, normalise: each divided by the sum "
+        f"gives the weights {', '.join(f'{v:.4f}' for v in weights)}, which add up to one. Step 5, mix: each value "
+        f"is multiplied by its weight and the products are added, giving the output {_vec(out, '.4f')} for 它, "
+        "which started with the value [0, 0]."
+    )
+    return s, alt
+
+
+def _qk_grid() -> tuple[_Svg, str]:
+    title = "QKᵀ: queries as rows, keys as columns, one dot product in every cell"
+    s = _Svg(900, 505, title)
+    tokens, keys, queries = FIVE_STEPS_TOKENS, FIVE_STEPS_KEYS, QK_GRID_QUERIES
+    grid = [[_dot(q, k) for k in keys] for q in queries]
+    qw, cw, ch = 58, 72, 44  # width of a Q column, width of a grid column, row height
+    qx, gx, gy, ky = 200, 390, 230, 120  # left of Q, left of the grid, top of the grid and of Kᵀ
+    hi_row, hi_col = 3, 2  # 它's row, 老鼠's column
+    # Kᵀ above the grid: d_k rows, one column per key
+    s.text(gx + 2 * cw, 70, "Kᵀ: one column per key (d_k × S)", size=13, weight="bold", role="key")
+    for j, tok in enumerate(tokens):
+        s.text(gx + j * cw + cw / 2, ky - 12, tok, size=15, role="key")
+        for i in range(2):
+            s.rect(gx + j * cw + 2, ky + i * 40 + 2, cw - 4, 36, "key", rx=3, width=2.5 if j == hi_col else 1)
+            s.text(gx + j * cw + cw / 2, ky + i * 40 + 25, f"{keys[j][i]:g}", size=13)
+    # Q to the left of the grid: one row per query, d_k columns
+    s.text(qx + qw, gy - 32, "Q: one row per query", size=13, weight="bold", role="query")
+    s.text(qx + qw, gy - 14, "(L × d_k)", size=12, role="query")
+    for i, tok in enumerate(tokens):
+        s.text(qx - 12, gy + i * ch + ch / 2 + 6, f"{tok} asks", size=14, role="query", anchor="end")
+        for c in range(2):
+            s.rect(qx + c * qw + 2, gy + i * ch + 2, qw - 4, ch - 4, "query", rx=3, width=2.5 if i == hi_row else 1)
+            s.text(qx + c * qw + qw / 2, gy + i * ch + ch / 2 + 5, f"{queries[i][c]:g}".replace("-", "−"), size=13)
+    # the grid of scores
+    for i in range(4):
+        for j in range(4):
+            on = i == hi_row and j == hi_col
+            s.rect(gx + j * cw, gy + i * ch, cw, ch, "attention", rx=0, width=2.5 if on else 0.8,
+                   fill="#FFE08A" if on else ("#DCEBF7" if i == hi_row else "#F6FAFE"))
+            s.text(gx + j * cw + cw / 2, gy + i * ch + ch / 2 + 5, f"{grid[i][j]:.1f}".replace("-", "−"), size=13,
+                   weight="bold" if on else "normal")
+    s.text(gx + 2 * cw, gy + 4 * ch + 24, "QKᵀ: the scores (L × S)", size=13, weight="bold")
+    s.text(gx + 2 * cw, gy + 4 * ch + 42, "row i, column j = query i · key j", size=12, role="shape", italic=True)
+    # the highlighted cell, worked out
+    ax = gx + 4 * cw + 24
+    s.text(ax, gy + 3 * ch - 26, "row 它 · column 老鼠:", size=12, anchor="start", weight="bold")
+    q, k = queries[hi_row], keys[hi_col]
+    s.text(ax, gy + 3 * ch - 6, f"{q[0]:g} × {k[0]:g} + {q[1]:g} × {k[1]:g} = {grid[hi_row][hi_col]:.1f}", size=12,
+           anchor="start")
+    s.text(ax, gy + 3 * ch + 26, "the row of 它 holds the", size=12, anchor="start", role="query")
+    s.text(ax, gy + 3 * ch + 42, "four scores of step 1", size=12, anchor="start", role="query")
+    s.text(450, 476, "Softmax each row (divided by √d_k first) and multiply by V: every query gets its own weighted "
+           "mix.", size=12, italic=True)
+    s.text(450, 495, "Only 它's query is the chapter's; the other three rows are made up for the picture.", size=11,
+           italic=True, role="shape")
+    alt = (
+        "Matrix multiplication drawn as a grid. On the left, Q has one row per query, for 猫, 追, 老鼠 and 它, and "
+        "two columns (d_k = 2); the row of 它 is [1, 0] and is outlined. Above the grid, K transposed has one column "
+        "per key, for 猫, 追, 老鼠 and 它, each two numbers tall; the column of 老鼠, [0.7, 0.7], is outlined. The "
+        "4 by 4 grid of scores QKᵀ has a cell for every query and key: the cell in row i and column j is the dot "
+        "product of query i with key j. The highlighted cell, row 它 and column 老鼠, is 1 × 0.7 + 0 × 0.7 = 0.7, "
+        "and the whole row of 它, 1.0, 0.0, 0.7, 1.0, is the four scores of step 1. The other three queries are "
+        "made up for the picture. A softmax along each row and a product with V give every query its own mix."
+    )
+    return s, alt
+
+
+# The chapters on the short road to attention (the preface's first reading path); their chips are filled.
+SHORT_ROAD = ("03", "04", "05", "06", "07", "09", "10")
+
+
+def _book_map() -> tuple[_Svg, str]:
+    title = "A map of the book: the Transformer, each part labelled by the chapter that builds it"
+    s = _Svg(960, 720, title)
+    s.text(480, 46, "Read from the bottom up. A chip names the chapter that builds the part; filled chips are the "
+           "short road to attention.", size=12, role="shape", italic=True)
+
+    def chip(x: float, y: float, number: str) -> float:
+        """A chapter chip with its left edge at x, centred on y; returns the x just right of it."""
+        s.rect(x, y - 9, 24, 18, "text", rx=4, fill="#FFE08A" if number in SHORT_ROAD else "#FFFFFF", width=1.2)
+        s.text(x + 12, y + 4, number, size=11, weight="bold")
+        return x + 27
+
+    def part(cx: float, y: float, h: float, *texts: str, role: str = "layer", chips: tuple[str, ...] = (),
+             w: float = 190, size: float = 11) -> None:
+        s.box(cx - w / 2, y, w, h, *texts, role=role, size=size)
+        x = cx + 95 + 5
+        for number in chips:
+            x = chip(x, y + h / 2, number)
+
+    ex, dx = 295, 615  # centres of the encoder and decoder columns
+    s.text(640, 84, "The whole encoder-decoder, assembled and trained in", size=13, weight="bold", anchor="end")
+    chip(646, 80, "10")
+    s.text(ex, 118, "Encoder: reads the source", size=13, weight="bold")
+    s.text(dx, 118, "Decoder: writes the target", size=13, weight="bold")
+
+    # the inputs, their embeddings and positions
+    for cx, tokens in ((ex, "source: the cat sat on the mat"), (dx, "written so far: 猫 坐 在")):
+        s.text(cx, 690, tokens, size=12)
+        s.arrow(cx, 676, cx, 642, "layer")
+        part(cx, 602, 38, "embedding + positions", chips=("08",), size=12)
+        s.arrow(cx, 602, cx, 582, "residual", width=2.5)
+
+    # the encoder's stack of blocks
+    s.rect(ex - 110, 410, 260, 170, "cache", dash=True, fill="#FAFAFA")
+    s.text(ex - 103, 432, "× N", size=13, anchor="start", weight="bold")
+    part(ex, 530, 40, "multi-head self-attention", "every word sees every word", role="attention",
+         chips=("06", "07"))
+    s.arrow(ex, 530, ex, 524, "layer")
+    part(ex, 502, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    s.arrow(ex, 502, ex, 492, "layer")
+    part(ex, 450, 40, "feed-forward network", "each word on its own", chips=("09",))
+    s.arrow(ex, 450, ex, 444, "layer")
+    part(ex, 422, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    # the memory: one vector per source word, read by every decoder block's cross-attention
+    s.path([(ex, 410), (ex, 345), (475, 345), (475, 470), (dx - 97, 470)], "key", width=2.5)
+    s.text(ex - 8, 372, "memory: one vector", size=11, role="key", anchor="end", italic=True)
+    s.text(ex - 8, 386, "per source word", size=11, role="key", anchor="end", italic=True)
+    s.text(475, 337, "K, V", size=11, role="key", weight="bold")
+
+    # the decoder's stack of blocks
+    s.rect(dx - 110, 330, 260, 250, "cache", dash=True, fill="#FAFAFA")
+    s.text(dx - 103, 352, "× N", size=13, anchor="start", weight="bold")
+    part(dx, 530, 40, "masked self-attention", "no peeking at later words", role="attention",
+         chips=("06", "07"))
+    s.arrow(dx, 530, dx, 524, "layer")
+    part(dx, 502, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    s.arrow(dx, 502, dx, 492, "layer")
+    part(dx, 450, 40, "cross-attention", "Q here; K, V from the memory", role="key", chips=("10",))
+    s.arrow(dx, 450, dx, 444, "layer")
+    part(dx, 422, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    s.arrow(dx, 422, dx, 412, "layer")
+    part(dx, 370, 40, "feed-forward network", "each word on its own", chips=("09",))
+    s.arrow(dx, 370, dx, 364, "layer")
+    part(dx, 342, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    s.arrow(dx, 330, dx, 302, "residual", width=2.5)
+    part(dx, 262, 38, "Linear + softmax", "a probability for every word", chips=("10",))
+    s.arrow(dx, 262, dx, 240, "layer")
+    part(dx, 190, 48, "decoding: one word per step", "greedy, beam search, KV cache", role="query", chips=("10",))
+    s.arrow(dx, 190, dx, 166, "query")
+    s.text(dx, 156, "next word: 垫子", size=13)
+
+    # what happens inside every attention box
+    s.rect(ex - 110, 140, 260, 180, "attention", fill="#F6FAFE")
+    s.text(ex + 20, 162, "Inside every attention box", size=13, weight="bold")
+    s.text(ex + 20, 188, "softmax(QKᵀ / √d_k) V", size=14)
+    for k, (number, line) in enumerate((("03", "a weighted average of values"), ("04", "queries, keys and values"),
+                                        ("05", "the five steps by hand; why √d_k"))):
+        y = 218 + 30 * k
+        right = chip(ex - 100, y, number)
+        s.text(right + 4, y + 4, line, size=12, anchor="start")
+    s.text(ex + 20, 308, "(the attention boxes below: 06, 07, 10)", size=11, role="shape", italic=True)
+
+    # before the Transformer: the recurrent baselines
+    s.text(90, 118, "Before it: recurrence", size=13, weight="bold")
+    s.rect(15, 135, 150, 230, "state", fill="#FBF8FD")
+    for y, number, texts in ((150, "01", ("RNN, LSTM, GRU:", "one word at a time;", "what they forget")),
+                             (255, "02", ("encoder-decoder:", "one context vector;", "Bahdanau attention"))):
+        s.box(25, y + 4, 130, 76, *texts, role="state", size=11)
+        chip(31, y + 4, number)
+    s.text(90, 354, "the RNN baselines", size=11, role="shape", italic=True)
+
+    # built on the model
+    s.text(865, 118, "Built on it", size=13, weight="bold")
+    around = (("11", "real sentences:", "read, pre-train, translate"), ("12", "three families:", "encoder-, decoder-only"),
+              ("13", "costs, measured:", "O(n²·d) against O(n·d²)"), ("14", "modern variants:", "GQA, MoE, long inputs"),
+              ("15", "parallelism:", "data, tensor, pipeline"), ("16", "summary:", "the models side by side"))
+    for k, (number, head, sub) in enumerate(around):
+        y = 135 + 64 * k
+        s.rect(785, y, 160, 54, "layer")
+        chip(790, y + 14, number)
+        s.text(820, y + 19, head, size=11, anchor="start", weight="bold")
+        s.text(795, y + 42, sub, size=11, anchor="start")
+    # legend
+    chip(785, 545, "03")
+    s.text(813, 549, "short road", size=11, anchor="start")
+    chip(785, 572, "01")
+    s.text(813, 576, "the full road adds it", size=11, anchor="start")
+    alt = (
+        "A map of the book drawn over the Transformer's encoder-decoder, read from the bottom up; each part carries "
+        "the number of the chapter that builds it. Both columns start from words (the source the cat sat on the "
+        "mat; the Chinese written so far, 猫 坐 在) turned into vectors with positions, chapter 08. The encoder's "
+        "repeated block holds multi-head self-attention (chapters 06 and 07), Add & Norm and a feed-forward "
+        "network (chapter 09); its output, the memory of one vector per source word, feeds the cross-attention "
+        "of every decoder block (chapter 10). The decoder's block holds masked self-attention (06, 07), "
+        "cross-attention (10) and a feed-forward network (09), each followed by Add & Norm; then a linear layer "
+        "and softmax give a probability for every word, and decoding writes one word per step with greedy "
+        "search, beam search and a key/value cache (10). A callout says what happens inside every attention box, "
+        "softmax of Q K transposed over the square root of d_k, times V: a weighted average (03), queries, keys "
+        "and values (04), the five steps by hand (05). Beside the model: before it, the recurrent baselines, "
+        "RNN, LSTM and GRU (01) and the encoder-decoder with one context vector and Bahdanau attention (02); "
+        "built on it, real sentences (11), the three families (12), costs (13), modern variants (14), "
+        "parallelism (15) and the summary (16). Filled chips mark the short road: 03, 04, 05, 06, 07, 09, 10."
+    )
+    return s, alt
+
+
 _BUILDERS: dict[str, Callable[[], tuple[_Svg, str]]] = {
     "transformer_block": _transformer_block,
     "multi_head": _multi_head,
@@ -973,6 +1250,9 @@ _BUILDERS: dict[str, Callable[[], tuple[_Svg, str]]] = {
     "kv_cache": _kv_cache,
     "three_families": _three_families,
     "gqa": _gqa,
+    "five_steps": _five_steps,
+    "qk_grid": _qk_grid,
+    "book_map": _book_map,
 }
 #: The names :func:`diagram` and :func:`show` accept, in the order the book meets them.
 DIAGRAMS: tuple[str, ...] = tuple(_BUILDERS)
