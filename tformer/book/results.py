@@ -281,6 +281,43 @@ class Results:
             self.record(key, mean, tol=band if band > 0 else None)
         return Runs(mean, low, high, spread, len(numbers), quotable)
 
+    def load(self, chapter: str, key: str) -> tuple[float, float | None]:
+        """``(value, tol)`` that ``chapter`` recorded under ``key`` when it last ran (its committed manifest).
+
+        The other chapter's manifest is read from this one's directory. Chapter 16 quotes the whole book this
+        way, so that no number is copied by hand.
+
+        Raises:
+            FileNotFoundError: if ``chapter`` has no manifest (the message says to run it first).
+            KeyError: if the manifest records no ``key``.
+        """
+        path = self.path.parent / f"{chapter}.json"
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: run chapter {chapter} first (make sync NB=notebooks/{chapter}.py)")
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        if key not in manifest:
+            raise KeyError(f"chapter {chapter} records no result {key!r}")
+        return manifest[key]["value"], manifest[key]["tol"]
+
+    def quote(self, name: str, chapter: str, key: str) -> float:
+        """Load ``key`` from ``chapter`` (:meth:`load`) and record it here as ``name``, with the source's tolerance.
+
+        The quoting chapter's prose then marks ``name``, and the results check compares it like any number.
+
+        Raises:
+            FileNotFoundError, KeyError: as :meth:`load`; ValueError: if ``name`` is not a valid key.
+        """
+        value, tol = self.load(chapter, key)
+        return self.record(name, value, tol=tol)
+
+    def quote_range(self, name: str, chapter: str, key: str) -> tuple[float, float]:
+        """Quote the lowest and highest run of a :meth:`record_runs` result as ``name.min`` and ``name.max``."""
+        return self.quote(f"{name}.min", chapter, f"{key}.min"), self.quote(f"{name}.max", chapter, f"{key}.max")
+
+    def runs(self, chapter: str, key: str) -> int:
+        """How many runs (seeds) ``chapter`` recorded for the :meth:`record_runs` result ``key``."""
+        return int(self.load(chapter, f"{key}.runs")[0])
+
     @staticmethod
     def _check_key(key: object) -> str:
         if not isinstance(key, str):
