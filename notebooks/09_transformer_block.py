@@ -46,20 +46,39 @@ if "google.colab" in sys.modules:
 #
 # - a layer as a "discussion meeting": meet (self-attention), merge (Add & Norm), think alone (FFN), merge
 #   again; LayerNorm and the feed-forward network written by hand and checked against PyTorch and `tformer`;
+# - that only attention lets one word's output depend on the other words: everything else in a layer acts
+#   on each position alone;
 # - that the hand-built block, `tformer.layers.EncoderLayer` and `torch.nn.TransformerEncoderLayer` give the
 #   same numbers, in both LayerNorm placements;
-# - every tensor shape inside one layer at the paper's base size, traced with forward hooks, and why a layer
-#   that keeps the shape (B, L, D) can be stacked any number of times;
-# - the residual connection as "keep a photocopy of your notes": a 16-layer stack without it maps every
-#   position to the same vector before training starts, and stays at chance over the 50 steps in which stacks
-#   with it leave chance;
-# - post-norm (the paper) against pre-norm (most models since): gradients per layer, and why a pre-norm stack
-#   ends with one extra LayerNorm;
+# - every tensor shape inside one layer at the paper's base size, and why a layer that keeps the shape
+#   (B, L, D) can be stacked any number of times;
+# - the residual connection as "keep a photocopy of your notes": without it a 16-layer stack maps every
+#   position to the same vector before training starts, and does not learn;
+# - post-norm (the paper) against pre-norm (most models since): where each sends the gradient, why a
+#   pre-norm stack ends with one extra LayerNorm, and that on our task both learn, pre-norm sooner;
 # - the parameter count of an attention sublayer, an FFN, a layer and the whole base model, compared with the
 #   paper's 65 M (and where the source article's "FFN is 2/3 of the model" goes wrong).
 #
 # **Prerequisites:** chapter 07 (multi-head attention, its 4D² + 4D parameters) and chapter 08 (sinusoidal
 # positions). A rough idea of backpropagation (gradients flow backwards through every operation).
+
+# %% [markdown]
+# **New terms**
+#
+# - **residual connection** — adding a sublayer's input to its output, x + Sublayer(x), so that the input
+#   passes through unchanged beside whatever the sublayer computes.
+# - **layer normalisation (LayerNorm)** — rescaling each token's D features to mean 0 and variance 1, then
+#   a learned scale γ and shift β per feature.
+# - **feed-forward network (FFN)** — two linear layers with a ReLU between, D → d_ff → D, applied to every
+#   position separately with the same weights.
+# - **Add & Norm** — the residual addition followed by LayerNorm, after each sublayer of the paper's layer.
+# - **post-norm / pre-norm** — LayerNorm after the residual addition, LayerNorm(x + Sublayer(x)) (the
+#   paper), or on the sublayer's input only, x + Sublayer(LayerNorm(x)).
+# - **residual stream** — the running sum x that the residual connections carry from layer to layer.
+# - **learning-rate warm-up** — starting training with a small learning rate that rises, here linearly, to
+#   its full value over the first steps.
+# - **rank collapse** — the vectors of all positions becoming (nearly) the same as they pass through many
+#   attention layers.
 
 # %%
 import math
@@ -170,8 +189,7 @@ show("after:  token means", tidy.mean(-1)[0])
 show("        token stds", tidy.std(-1, unbiased=False)[0])
 
 # %% [markdown]
-# The hand version equals `F.layer_norm` to float64 rounding (the largest difference is
-# below the 1e-12 the cell asserts). Before normalisation every token's notes had a
+# The hand version equals `F.layer_norm` to float64 rounding. Before normalisation every token's notes had a
 # mean near 2 and a spread near 3; afterwards each token, separately, has mean 0 and standard deviation 1 (a
 # hair under 1, because of ε). In a layer, γ and β then let the model choose a different scale per feature.
 
@@ -260,11 +278,9 @@ assert mixes == {"self-attention": True, "residual (x + f)": False, "LayerNorm":
 # - `norm_first=False` is the paper's **post-norm**, `LayerNorm(x + Sublayer(x))`; `norm_first=True` is
 #   **pre-norm**, `x + Sublayer(LayerNorm(x))` (section 7);
 # - `residual=False` throws the photocopy away: `LayerNorm(Sublayer(x))` (section 6);
-# - `hand_norm=False` calls the `nn.LayerNorm` modules themselves (PyTorch's `F.layer_norm`) instead of our
-#   hand version: one library operation instead of the chain of eight small ones (mean, variance, subtract,
-#   add ε, square root, divide, scale, shift) that `layer_norm_by_hand` runs, so section 6's training steps
-#   cost less. Section 2 showed that the two compute the same numbers in float64; section 6 checks it again,
-#   in float32, on the very stacks it trains.
+# - `hand_norm=False` calls the `nn.LayerNorm` modules themselves (PyTorch's `F.layer_norm`, one library
+#   operation instead of our chain of eight small ones), so section 6's training steps cost less; section 6
+#   checks, on the very stacks it trains, that the two compute the same numbers.
 #
 # Like `EncoderLayer`, it returns the output and the attention weights.
 
@@ -332,8 +348,7 @@ for name, (a, b) in diffs.items():
 print("output shape:", tuple(out_layer.shape), " attention weights:", tuple(weights_layer.shape))
 
 # %% [markdown]
-# All differences are at the level of float64 rounding (each below the 1e-12 the cell asserts), for both
-# placements. From here on,
+# All differences are at the level of float64 rounding, for both placements. From here on,
 # `tformer.layers.EncoderLayer` *is* the block of the paper, and `BlockByHand` is kept only because it can
 # switch the residual off.
 
@@ -388,7 +403,7 @@ assert (B, H, L, D // H) in [shape for _, _, shape in trace.rows]
 assert (B, H, L, L) in [shape for _, _, shape in trace.rows]
 
 # %% [markdown]
-# Read it top to bottom and it is the seed article's data-flow diagram, now measured:
+# Read it top to bottom and it is the source articles' data-flow diagram, now measured:
 #
 # - (B, L) token ids → embedding (B, L, 512), scaled by √512, plus the sinusoidal positions (the (10, 512)
 #   rows are the slice of the position table);
@@ -426,25 +441,26 @@ for depth in (1, 6, 96):
 # Whatever a layer garbles is lost for every layer above, and on the way back the gradient has to pass through
 # every layer's attention and FFN in turn. With the "+ x", every layer has a path from its input to its output
 # that skips the sublayers: in pre-norm it is the identity, in post-norm the identity followed by the layer's
-# two LayerNorms, which re-centre and rescale each position but never mix positions. The notes survive a bad meeting, and
-# gradients have a road back to the first layer that passes through no attention and no FFN. This idea came from ResNet (He et al. 2016), and the seed article calls it the fundamental reason
+# two LayerNorms, which re-centre and rescale each position but never mix positions. The notes survive a bad
+# meeting, and gradients have a road back to the first layer that passes through no attention and no FFN.
+# This idea came from ResNet (He et al. 2016), and the source articles call it the fundamental reason
 # Transformers can be stacked to a hundred layers and more.
 #
 # The experiment: a **16-layer** stack of width 32 (4 heads, d_ff = 64) learns to **reverse** sequences of 8
 # symbols drawn from 8 (output position i must name input symbol 7 − i, so information has to move between
-# positions through attention). Three stacks, each from three seeds, train with Adam (lr 1e-3, no warm-up)
-# and are read at the same checkpoints, every 25 steps, until each run stops:
+# positions through attention). Three stacks are compared:
 #
 # - **no residual** (post-norm blocks with the "+ x" removed);
 # - **post-norm**, the paper's layer;
 # - **pre-norm**, with the final LayerNorm such stacks need (section 7).
 #
-# Two more arms repeat **post-norm and pre-norm with a 50-step warm-up** (the learning rate rises linearly to
-# the same 1e-3 over the first 50 steps, then stays), each given the same step budget as its twin. They
-# are the control for section 7's question: on this task, does either placement need a warm-up?
+# Two more runs repeat **post-norm and pre-norm with a 50-step learning-rate warm-up** (the rate rises
+# linearly to its full value over the first 50 steps, then stays). They answer a question of section 7: on
+# this task, does either placement need a warm-up?
 #
-# Before training we measure, for each seed, the gradient norm of every layer's parameters on one batch and
-# how similar the vectors of different positions are at the top of the stack; during training, again.
+# Before any training we look at the top of each stack: how similar are the vectors of different positions
+# there? (We measure the average cosine similarity between the final vectors of two positions of the same
+# sequence: 1 means all positions carry the same vector.) We also measure each layer's gradient.
 
 # %%
 class Tagger(nn.Module):
@@ -543,17 +559,25 @@ print(f"hand LayerNorm vs F.layer_norm, {len(VARIANTS) * len(SEEDS)} stacks at i
 assert max(sim_init["pre-norm", s] for s in SEEDS) < min(sim_init["no residual", s] for s in SEEDS) - 0.2
 
 # %% [markdown]
-# At initialisation the stack without residuals has already collapsed: every position leaves the 16th layer
-# with the same vector, cosine similarity **1.000**<!-- result: sim_init_no_res.min --> in every seed, so the
-# output layer cannot tell position 1 from position 8 before the first step. With residuals the positions
-# are less collapsed (post-norm **0.66**<!-- result: sim_init_post.min -->–**0.82**<!-- result: sim_init_post.max -->,
-# pre-norm **0.41**<!-- result: sim_init_pre.min -->–**0.62**<!-- result: sim_init_pre.max --> over three
-# seeds). This is what Dong et al. (2021) predict for attention without skip
-# connections: repeated averaging loses rank doubly exponentially with depth. Their bound is for attention
-# alone; here each layer also has an FFN and LayerNorms, and they did not prevent the collapse. The gradients at initialisation
-# tell no consistent story yet: the no-residual stack's first layer gets between
-# **0.36**<!-- result: init_first_ratio.min --> and **1.80**<!-- result: init_first_ratio.max --> times the
-# post-norm stack's layer-1 gradient, depending on the seed.
+# Before the first training step, the stack without residuals has already collapsed: every position leaves
+# the 16th layer with the same vector (cosine similarity **1.000**<!-- result: sim_init_no_res.min -->), so
+# the output layer cannot tell position 1 from position 8. In the stacks with residuals the positions stay
+# partly distinct. This is the rank collapse that Dong et al. (2021) predict for attention without skip
+# connections: repeated averaging makes the positions alike, doubly exponentially fast with depth.
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# Each stack is built from three seeds (0, 1, 2). Token similarity is averaged over 256 training sequences;
+# the gradient is measured on one batch of 64. Without residuals the similarity is
+# **1.000**<!-- result: sim_init_no_res.min --> in every seed; with residuals it is
+# **0.66**<!-- result: sim_init_post.min -->–**0.82**<!-- result: sim_init_post.max --> (post-norm) and
+# **0.41**<!-- result: sim_init_pre.min -->–**0.62**<!-- result: sim_init_pre.max --> (pre-norm) over the three
+# seeds; the cell asserts the no-residual stacks above 0.999 and pre-norm well below them. Dong et al.'s bound
+# is for attention alone; here each layer also has an FFN and LayerNorms, and they did not prevent the
+# collapse. The gradients at initialisation tell no consistent story yet: the no-residual stack's first layer
+# gets between **0.36**<!-- result: init_first_ratio.min --> and **1.80**<!-- result: init_first_ratio.max -->
+# times the post-norm stack's layer-1 gradient, depending on the seed.
 #
 # The training below uses the blocks' `hand_norm=False` switch (section 4). The last line of the cell above
 # is the measurement that licenses it: on all nine stacks at initialisation, PyTorch's LayerNorm and ours give
@@ -561,15 +585,27 @@ assert max(sim_init["pre-norm", s] for s in SEEDS) < min(sim_init["no residual",
 # which the cell asserts). Over hundreds of steps such rounding differences can grow, as they do between two
 # CPUs, so the runs below are not bit-for-bit those of the hand version; they are runs of the same model.
 #
-# Now train all five arms on three seeds each, with Adam (lr 1e-3, batches of 64). Every 25 steps we read
-# the per-position accuracy on 256 **held-out** reversals that never appear in training (2,048 positions),
-# and a run stops at the first checkpoint where that accuracy reaches 99%: its curve ends there, and the step
-# is the measurement (`train`'s `stop_when`; stopping changes nothing before the stop). What happens after
-# 99% is not measured; the loss is still falling at the stop. The stack without residuals gets 50 steps
-# (does it leave chance at all?); the four arms with residuals get the same step budget (`ARMS` in the cell below), which only
-# bounds them (the cell asserts every run stopped at least two checkpoints before it). At step 50 we also record each layer's gradient, and the
-# token similarity at steps 50 and 200 and where a run reached 99%. (This cell's numbers vary slightly from
-# CPU to CPU, so nbval does not compare its output; the assertions check what matters.)
+# </details>
+
+# %% [markdown]
+# Now we train all five stacks with Adam and, every 25 steps, read their accuracy on held-out reversals:
+# sequences that never appear in training. A run stops at the first reading of 99%.
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# Three seeds per stack, Adam (lr 1e-3, β = (0.9, 0.98), batches of 64), no gradient clipping. Held-out
+# accuracy is per position, on 256 reversals (2,048 positions) that never appear in training. A run stops at
+# the first checkpoint where that accuracy reaches 99%: its curve ends there, and the step is the measurement
+# (`train`'s `stop_when`; stopping changes nothing before the stop). What happens after 99% is not measured;
+# the loss is still falling at the stop. The stack without residuals gets 50 steps (does it leave chance at
+# all?); the four stacks with residuals get the same step budget (`ARMS` in the cell below), which only
+# bounds them (the cell asserts every run stopped at least two checkpoints before it). At step 50 we also
+# record each layer's gradient, and the token similarity at steps 50 and 200 and where a run reached 99%.
+# This cell's numbers vary slightly from CPU to CPU, so its printed output is not compared when the chapter
+# is re-run; the assertions check what matters.
+#
+# </details>
 
 # %% tags=["nbval-ignore-output"]
 held_out = reverse_task(256, SEQ_LEN, num_symbols=NUM_SYMBOLS, seed=123, exclude=[tuple(s) for s, _ in pairs])
@@ -725,6 +761,46 @@ fig.suptitle(f"Reversing 8 symbols with a {DEPTH}-layer stack of width {WIDTH} (
              "50-step warm-up; each run stops at its first checkpoint at 99% held-out)")
 plt.show()
 
+# %% [markdown]
+# **Without the residual, the stack does not learn.** Its training loss stays near ln 8 (the grey
+# dotted line), the loss of guessing uniformly among the 8 symbols, and its held-out accuracy stays at
+# chance, 1 in 8, while the same stack with the "+ x" has already moved below that loss.
+#
+# **With the residual, both placements learn, pre-norm sooner.** Both first sit on a plateau with about a
+# third of the positions right, the flat stretch of the curves; then they leave it and climb to 99%: pre-norm
+# first, post-norm later, in each of three runs. A 50-step warm-up (dashed) made neither placement learn sooner.
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# Over steps 31–50 the no-residual stack's training loss is **2.11**<!-- result: loss_no_res --> nats (mean of
+# three seeds) and its held-out accuracy at step 50 is **12.9**<!-- result: acc_no_res -->%; the control, the
+# same stack with the "+ x" (post-norm), is at **1.74**<!-- result: loss_post_50 --> nats over the same steps
+# (the cell asserts the gap and the chance level).
+#
+# At step 100 post-norm is at **32**<!-- result: acc_post_100 -->% and pre-norm at
+# **34**<!-- result: acc_pre_100 -->%. Pre-norm first reaches 99% at step
+# **150**<!-- result: steps_pre.min -->–**175**<!-- result: steps_pre.max --> (the checkpoint, every 25 steps,
+# over three seeds). At step 200 post-norm is still at **34**<!-- result: acc_post -->%
+# (**33**<!-- result: acc_post.min -->–**34**<!-- result: acc_post.max -->), and it first reaches 99% at step
+# **250**<!-- result: steps_post.min -->–**275**<!-- result: steps_post.max -->. In every seed pre-norm got
+# there first (asserted).
+#
+# With warm-up, post-norm is on the same plateau at step 200, **34**<!-- result: acc_post_warmup -->%
+# (**33**<!-- result: acc_post_warmup.min -->–**34**<!-- result: acc_post_warmup.max -->), and first reaches
+# 99% at step **275**<!-- result: steps_post_warmup.min -->–**300**<!-- result: steps_post_warmup.max -->;
+# pre-norm with warm-up at step
+# **175**<!-- result: steps_pre_warmup.min -->–**200**<!-- result: steps_pre_warmup.max -->. Seed by seed,
+# each warm-up run got to 99% at the same checkpoint as its twin or one checkpoint (25 steps) later, never
+# sooner (asserted). That fits the arithmetic of a linear warm-up: its first 50 steps together apply about as
+# much learning rate as half as many full steps. With or without warm-up, pre-norm reached 99% before
+# post-norm in every seed. So at this depth (16 layers) and learning rate (1e-3) the placement changed *when*
+# the stack learned, not *whether*. What a comparison shows depends on when it stops: at step 200, with or
+# without warm-up, it reads as "post-norm struggles"; by step **300**<!-- result: steps_post_warmup.max -->
+# every run of both placements had reached 99%.
+#
+# </details>
+
 # %%
 fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
 layers_axis = range(1, DEPTH + 1)
@@ -741,53 +817,30 @@ axes[1].legend()
 plt.show()
 
 # %% [markdown]
-# The stack without residuals does not leave chance level. Over steps 31–50 its training loss is
-# **2.11**<!-- result: loss_no_res --> nats (mean of three seeds), close to ln 8 = 2.08, the loss of guessing
-# uniformly among the 8 symbols, and its held-out accuracy at step 50 is
-# **12.9**<!-- result: acc_no_res -->%, chance (1 in 8). The control, the same stack with the "+ x"
-# (post-norm), is at **1.74**<!-- result: loss_post_50 --> nats over the same steps. The plain stack's vectors
-# are as collapsed as at the start (token similarity **1.000**<!-- result: sim_no_res.min --> in every seed),
-# and its gradient has vanished: it shrinks by a factor of
+# **Without the residual, the gradient vanishes on its way down.** At initialisation the plain stack's layers
+# get gradients of the same order as the other stacks' (left). After 50 steps its gradient shrinks layer by
+# layer towards the input, and its first layer receives tens of thousands to millions of times less than the
+# post-norm stack's first layer (right). The positions' vectors tell the same story as the accuracy: in every
+# stack they stay alike while it guesses, and separate once it reverses.
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# At step 50 the plain stack's gradient shrinks by a factor of
 # **2.3**<!-- result: shrink_per_layer.min -->–**2.8**<!-- result: shrink_per_layer.max --> per layer on the
-# way down, and at step 50 its first layer receives
-# 10^**4.8**<!-- result: grad_ratio_log10.min -->–10^**6.8**<!-- result: grad_ratio_log10.max --> times less
-# gradient than the post-norm stack's first layer at the same step. (At initialisation the ratio was
-# **0.36**<!-- result: init_first_ratio.min -->–**1.80**<!-- result: init_first_ratio.max -->, within a factor
-# of three either way: the gap above opened during the first 50 steps.)
-#
-# The two stacks with residuals both learn, on different schedules (right panel). Both sit on the same plateau
-# at first (at step 100 post-norm is at **32**<!-- result: acc_post_100 -->% and pre-norm at
-# **34**<!-- result: acc_pre_100 -->%, the flat stretch of the loss curves). Pre-norm leaves it first: its
-# held-out accuracy first reaches 99% at step **150**<!-- result: steps_pre.min -->–**175**<!-- result: steps_pre.max -->
-# (the checkpoint, every 25 steps, over three seeds; the run stops there). Post-norm leaves it later: at
-# step 200 it is still at **34**<!-- result: acc_post -->% (**33**<!-- result: acc_post.min -->–**34**<!-- result: acc_post.max -->
-# over three seeds), and it first reaches 99% at step
-# **250**<!-- result: steps_post.min -->–**275**<!-- result: steps_post.max -->. In every seed pre-norm got
-# there first.
-#
-# The warm-up arms (dashed) answer the warm-up question for this stack. At step 200 post-norm with warm-up is
-# on the same plateau as without: **34**<!-- result: acc_post_warmup -->%
-# (**33**<!-- result: acc_post_warmup.min -->–**34**<!-- result: acc_post_warmup.max --> over three seeds).
-# Trained on, it first reaches 99% at step
-# **275**<!-- result: steps_post_warmup.min -->–**300**<!-- result: steps_post_warmup.max -->; pre-norm with
-# warm-up first reaches 99% at step
-# **175**<!-- result: steps_pre_warmup.min -->–**200**<!-- result: steps_pre_warmup.max -->. Seed by seed,
-# warm-up never made a stack reach 99%
-# sooner: each warm-up run got there at the same checkpoint as its twin or one checkpoint (25 steps) later.
-# That fits the arithmetic of a linear warm-up: its first 50 steps together apply about as much learning rate
-# as half as many full steps. With or without warm-up, pre-norm reached 99% before post-norm in every seed. So
-# at this depth (16 layers) and learning rate (1e-3), the placement changed *when* the stack learned, not
-# *whether*, and warm-up did not make either placement learn sooner. What a comparison shows depends on when
-# it stops: at step 200, with or without
-# warm-up, it reads as "post-norm struggles"; by step
-# **300**<!-- result: steps_post_warmup.max --> every run of both placements had reached 99%.
-# The token similarity tracks the plateau in both placements: at step 50 it is
+# way down, and its first layer receives 10^**4.8**<!-- result: grad_ratio_log10.min -->–10^**6.8**<!-- result:
+# grad_ratio_log10.max --> times less gradient than the post-norm stack's first layer (three seeds; the cell
+# asserts more than 10³). At initialisation the ratio was **0.36**<!-- result: init_first_ratio.min -->–**1.80**<!--
+# result: init_first_ratio.max -->, within a factor of three either way: the gap opened during the first 50
+# steps. The plain stack's vectors stay as collapsed as at the start (token similarity
+# **1.000**<!-- result: sim_no_res.min --> in every seed). With residuals, the token similarity at step 50 is
 # **0.91**<!-- result: sim_post_50.min -->–**0.92**<!-- result: sim_post_50.max --> for post-norm and
-# **0.87**<!-- result: sim_pre_50.min -->–**0.90**<!-- result: sim_pre_50.max --> for pre-norm, post-norm's
-# is still **0.94**<!-- result: sim_post --> at step 200, and at the checkpoint where a run reached 99% it
-# has fallen to **0.06**<!-- result: sim_pre.min -->–**0.09**<!-- result: sim_pre.max --> (pre-norm) and
+# **0.87**<!-- result: sim_pre_50.min -->–**0.90**<!-- result: sim_pre_50.max --> for pre-norm; post-norm's is
+# still **0.94**<!-- result: sim_post --> at step 200, and at the checkpoint where a run reached 99% it has
+# fallen to **0.06**<!-- result: sim_pre.min -->–**0.09**<!-- result: sim_pre.max --> (pre-norm) and
 # **0.06**<!-- result: sim_post_solved.min -->–**0.13**<!-- result: sim_post_solved.max --> (post-norm).
-# The positions' vectors stay alike while a stack guesses and separate once it reverses.
+#
+# </details>
 
 # %% [markdown]
 # ## 7. Post-norm or pre-norm?
@@ -804,21 +857,16 @@ plt.show()
 # The second row predicts the gradients. In post-norm, the gradient reaching layer 1 has passed through every
 # LayerNorm above it, each of which divides by the standard deviation of a sum that the residual made larger
 # than 1; so the gradient shrinks on its way down, more in a deeper stack. In pre-norm the residual path from
-# the loss to any layer is the identity, so no layer is starved (the measurement below shows the lower layers
-# get *more* at 24 and 48 layers). Xiong et al. (2020, Theorem 1) derive something related but different: at initialisation the
-# gradients of the parameters **near the output** are large in post-norm whatever the depth, while in
-# pre-norm they shrink as the stack deepens; a large learning rate on those large gradients makes post-norm
-# training unstable, which is their reason for its learning-rate warm-up (the paper used 4,000 warm-up
-# steps). The per-layer profile below corresponds to their Figure 3, which is empirical. Section 6's 16-layer
-# post-norm stack, at lr 1e-3, did not need warm-up: it reached 99% held-out accuracy without it, and a
-# 50-step warm-up did not make it reach 99% any sooner (step
-# **275**<!-- result: steps_post_warmup.min -->–**300**<!-- result: steps_post_warmup.max --> with it,
-# **250**<!-- result: steps_post.min -->–**275**<!-- result: steps_post.max --> without). Whether warm-up
-# matters at larger learning rates or depths, or with the paper's 4,000 warm-up steps, this chapter does not
-# measure.
+# the loss to any layer is the identity, so no layer is starved. Xiong et al. (2020, Theorem 1) derive
+# something related but different: at initialisation the gradients of the parameters **near the output** are
+# large in post-norm whatever the depth, while in pre-norm they shrink as the stack deepens; a large learning
+# rate on those large gradients makes post-norm training unstable, which is their reason for its
+# learning-rate warm-up (the paper used 4,000 warm-up steps). Section 6's 16-layer post-norm stack learned
+# without warm-up, and a 50-step warm-up did not make it learn sooner; larger learning rates, greater depths
+# and the paper's long warm-up were not tried here.
 #
-# We measure it on `tformer`'s own `Encoder`, at initialisation, for stacks of 6, 24 and 48 layers. One random
-# initialisation gives a noisy profile, so each curve is the geometric mean over five.
+# We measure the gradient profile on `tformer`'s own `Encoder`, at initialisation, for stacks of 6, 24 and 48
+# layers. One random initialisation gives a noisy profile, so each curve is the geometric mean over five.
 
 # %%
 def encoder_tagger(depth, norm_first, seed):
@@ -866,32 +914,44 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# In post-norm the geometric-mean ratio of first-layer to last-layer gradient falls as the stack deepens, to
-# **0.56**<!-- result: ratio_post48 --> at 48 layers, but single initialisations scatter widely
-# (**0.38**<!-- result: ratio_seeds_post48.min -->–**0.87**<!-- result: ratio_seeds_post48.max --> over five
-# seeds at 48 layers, **0.85**<!-- result: ratio_seeds_post6.min -->–**1.24**<!-- result: ratio_seeds_post6.max -->
-# at 6): the 6-layer post-norm stack, the paper's depth, shows no shrinkage. Under Adam, whose step per
-# parameter is roughly the learning rate whatever the gradient's scale, a smaller gradient does not by itself
-# mean slower learning, nor a larger one faster learning: after 50 steps of section 6's training, both
-# stacks on the plateau, the post-norm stack's first layer had
-# **1.1**<!-- result: grad1_post_pre_50.min -->–**3.0**<!-- result: grad1_post_pre_50.max --> times the pre-norm
-# stack's layer-1 gradient, and post-norm was the one that left the plateau later. Xiong et al.'s own result is in the last-layer column: at 48 layers the post-norm stack's last
-# layer gets **0.80**<!-- result: last_post48 -->, the pre-norm stack's **0.23**<!-- result: last_pre48 -->.
-# In pre-norm no layer is starved; at 48 layers the lower layers get more in every seed (geometric mean
-# **2.43**<!-- result: ratio_pre48 -->,
-# **1.70**<!-- result: ratio_seeds_pre48.min -->–**3.74**<!-- result: ratio_seeds_pre48.max --> per seed),
-# at 24 layers on the geometric mean over the five seeds (the cell asserts the mean above 1 at both depths),
-# while at 6 layers the per-seed ratio is **0.92**<!-- result: ratio_seeds_pre6.min -->–**1.32**<!-- result: ratio_seeds_pre6.max -->,
-# near 1 and below it in at least one seed. The lower layers get more because the gradient at a lower layer is the identity path *plus* the paths through every layer
-# above it; Shleifer et al. (2021, NormFormer) report the same mismatch, early layers getting larger gradients
-# than late ones, in pre-norm language models.
+# **In a deep post-norm stack the lower layers get less gradient than the top; in pre-norm they get more.**
+# At 48 layers post-norm's first layer gets **0.56**<!-- result: ratio_post48 --> times its last layer's
+# gradient, pre-norm's **2.43**<!-- result: ratio_pre48 --> times (geometric means); at the paper's 6 layers
+# post-norm shows no shrinkage. The lower layers of pre-norm get more because the gradient at a lower layer
+# is the identity path *plus* the paths through every layer above it. Xiong et al.'s own result shows in the
+# last layer: at 48 layers post-norm's last layer gets **0.80**<!-- result: last_post48 -->, pre-norm's
+# **0.23**<!-- result: last_pre48 -->.
 #
+# A smaller gradient is not the same as slower learning. Adam's step per parameter is roughly the learning
+# rate whatever the gradient's scale: after 50 steps of section 6's training the post-norm stack's first
+# layer had *more* gradient than the pre-norm stack's, and post-norm was the one that learned later.
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# Five initialisations (seeds 0–4) per depth and placement, one batch of 64 reversals. Single initialisations
+# scatter widely: post-norm's first/last ratio is **0.38**<!-- result: ratio_seeds_post48.min -->–**0.87**<!--
+# result: ratio_seeds_post48.max --> at 48 layers and **0.85**<!-- result: ratio_seeds_post6.min -->–**1.24**<!--
+# result: ratio_seeds_post6.max --> at 6. In pre-norm the lower layers get more in every seed at 48 layers
+# (**1.70**<!-- result: ratio_seeds_pre48.min -->–**3.74**<!-- result: ratio_seeds_pre48.max -->), at 24 layers
+# on the geometric mean over the five seeds (the cell asserts the mean above 1 at both depths), while at 6
+# layers the per-seed ratio is **0.92**<!-- result: ratio_seeds_pre6.min -->–**1.32**<!-- result:
+# ratio_seeds_pre6.max -->, near 1 and below it in at least one seed. After 50 steps of section 6's training,
+# both stacks on the plateau, the post-norm stack's first layer had
+# **1.1**<!-- result: grad1_post_pre_50.min -->–**3.0**<!-- result: grad1_post_pre_50.max --> times the
+# pre-norm stack's layer-1 gradient. The per-layer profile corresponds to Xiong et al.'s Figure 3, which is
+# empirical; Shleifer et al. (2021, NormFormer) report the same mismatch, early layers getting larger
+# gradients than late ones, in pre-norm language models.
+#
+# </details>
+
+# %% [markdown]
 # **Why pre-norm ends with a LayerNorm.** In pre-norm nothing ever normalises the residual stream itself:
 # each sublayer adds its output to it, so its size grows with depth. The last layer's output is therefore
 # un-normalised and its scale depends on how deep the stack is. `tformer.layers.Encoder` (like
-# `nn.TransformerEncoder` with `norm=...`, and GPT-2's `ln_f`) adds one final LayerNorm for pre-norm stacks only;
-# post-norm layers already end in one. The cell below follows the standard deviation of the stream through a
-# 48-layer stack at initialisation.
+# `nn.TransformerEncoder` with `norm=...`, and GPT-2's `ln_f`) adds one final LayerNorm for pre-norm stacks
+# only; post-norm layers already end in one. The cell below follows the standard deviation of the stream
+# through a 48-layer stack at initialisation.
 
 # %%
 def stream_std(stack, x):
@@ -1029,9 +1089,17 @@ print(f"biases of the attention projections and FFNs: {layer_biases:,}")
 # three-way sharing. The remaining **1.9**<!-- result: gap_m --> M is not explained by this count: a shared
 # vocabulary of **40,666**<!-- result: implied_vocab --> tokens would close it, well above the paper's
 # "about 37,000", and the same count puts the big model (exercise 09.3) above, not below, its 213 M. The
-# paper does not give its exact count. (Implementation
-# details such as biases shift the count by tens of thousands, not millions: all the biases of the
-# attention projections and FFNs together are **67,584**<!-- result: layer_biases --> parameters.)
+# paper does not give its exact count.
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# Implementation details such as biases shift the count by tens of thousands, not millions: all the biases
+# of the attention projections and FFNs together are **67,584**<!-- result: layer_biases --> parameters.
+#
+# </details>
+
+# %% [markdown]
 #
 # And the source article's "FFN ≈ 2/3 of the whole model" is wrong for the whole model: the twelve FFNs hold
 # **39.9**<!-- result: ffn_share_model -->% of the shared-embedding base model. Two thirds is the FFN's share
@@ -1041,39 +1109,32 @@ print(f"biases of the attention projections and FFNs: {layer_biases:,}")
 # mixture-of-experts models (chapter 14) make the FFN sparse.
 
 # %% [markdown]
-# ## Recap
+# **Takeaways**
 #
-# - A Transformer layer is a meeting with a fixed agenda: self-attention (everyone exchanges information),
-#   Add & Norm, a position-wise FFN (everyone thinks alone), Add & Norm. Our hand-built block equals
-#   `tformer.layers.EncoderLayer` and `torch.nn.TransformerEncoderLayer` to float64 rounding.
-# - LayerNorm normalises each token's features separately (variance over D, ε inside the root); the FFN
-#   widens each position to d_ff and back and never mixes positions.
+# - A Transformer layer is a meeting with a fixed agenda: self-attention (the only part where words exchange
+#   information), Add & Norm, a position-wise FFN (everyone thinks alone), Add & Norm. Our hand-built block
+#   equals `tformer.layers.EncoderLayer` and `torch.nn.TransformerEncoderLayer` to float64 rounding.
 # - Inside a layer the shapes go (B, L, 512) → (B, 8, L, 64) → (B, 8, L, L) → (B, 8, L, 64) → (B, L, 512) →
 #   (B, L, 2048) → (B, L, 512). Output shape = input shape, so layers stack to any depth.
 # - The residual is a photocopy of the notes: without it a 16-layer stack maps every position to the same
-#   vector already at initialisation, stays at chance over the 50 steps in which the stacks with residuals
-#   leave it, and by then its first layer's gradient has all but vanished.
-# - At initialisation post-norm gives the layers near the output large gradients whatever the depth (Xiong
-#   et al. 2020's reason for warm-up) and, on average over seeds, less to the layers near the input in deep
-#   stacks; pre-norm does not starve the lower layers (at 48 layers they get more in every seed, at 24 on
-#   the mean over seeds; at 6 the ratio is near 1), but its residual stream
-#   grows, so pre-norm stacks end with a final LayerNorm. In our 16-layer experiment (lr 1e-3, three seeds)
-#   both placements learned the task without warm-up; pre-norm first reached 99% held-out accuracy at step
-#   **150**<!-- result: steps_pre.min -->–**175**<!-- result: steps_pre.max -->, post-norm at
-#   **250**<!-- result: steps_post.min -->–**275**<!-- result: steps_post.max -->. With a 50-step warm-up
-#   neither got there sooner in any seed (pre-norm at step
-#   **175**<!-- result: steps_pre_warmup.min -->–**200**<!-- result: steps_pre_warmup.max -->, post-norm
-#   at **275**<!-- result: steps_post_warmup.min -->–**300**<!-- result: steps_post_warmup.max -->).
-#   Stopped at step 200, the comparison would have read "post-norm struggles", with or without warm-up.
-# - At base size: attention **1,050,624**<!-- result: attn_params -->, FFN
-#   **2,099,712**<!-- result: ffn_params -->, encoder layer **3,152,384**<!-- result: enc_layer_params -->,
-#   decoder layer **4,204,032**<!-- result: dec_layer_params --> parameters; the whole model is
-#   **63.1**<!-- result: params_shared_m --> M with the paper's shared 37,000-token vocabulary, close to its
-#   65 M, and **101,007,496**<!-- result: params_untied --> without sharing. The FFN is
-#   **66.6**<!-- result: ffn_share_enc -->% of an encoder layer but only
-#   **39.9**<!-- result: ffn_share_model -->% of the model.
+#   vector before training, its gradient vanishes on the way down, and it does not learn.
+# - Post-norm (the paper) normalises the stream after each sublayer; pre-norm normalises only the sublayer's
+#   input and needs a final LayerNorm. On our 16-layer task both learned without warm-up, pre-norm sooner.
+# - At base size an encoder layer has **3,152,384**<!-- result: enc_layer_params --> parameters, two thirds of
+#   them in the FFN; the whole model, with the paper's shared 37,000-token vocabulary, has
+#   **63.1**<!-- result: params_shared_m --> M, close to the paper's 65 M, of which the FFNs hold only
+#   **39.9**<!-- result: ffn_share_model -->%.
 #
 # Next: chapter 10 puts the encoder and decoder stacks together and trains the full model on 猫 坐 在 垫子 上.
+
+# %% [markdown]
+# ## Exercises
+#
+# Each checker cell prints a verdict. Replace `None` with your answer and run it. The first four are
+# pencil-and-paper; then come two run-it exercises and a "why" question.
+#
+# **09.1** How many parameters does one `EncoderLayer` have at BERT-base's size (d_model = 768, 12 heads,
+# d_ff = 3072, biases and both LayerNorms included)?
 
 # %% [markdown]
 # ## Exercises
@@ -1122,9 +1183,7 @@ if your_answer is not None:
     check("09.4", your_answer)
 
 # %% [markdown]
-# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
-# values the book measured with three seeds (stored with the answers, with the rule that widened them).
-# Each run takes a few seconds on a CPU.
+# How the exercises are checked: see the preface. Each run below takes a few seconds on a CPU.
 #
 # **09.5** Remove the residual at the paper's depth. The function below trains a 6-layer post-norm stack
 # (width 32, 4 heads, d_ff = 64; the sublayers are those of `EncoderLayer`, and the loop writes out the
