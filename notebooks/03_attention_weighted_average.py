@@ -53,6 +53,22 @@ if "google.colab" in sys.modules:
 # **Prerequisites:** chapter 02 (the encoder–decoder and its fixed-size context vector); the softmax
 # function; what a gradient is.
 
+# %% [markdown]
+# **New terms**
+#
+# - **attention** — a weighted average, result = Σ_j w_j x_j, whose weights are computed from the content.
+# - **scan → score → mix** — attention's three steps: look at every token, rate its relevance, average.
+# - **score** — how relevant a token is to the one asking; here the dot product of what is offered and what
+#   is asked for.
+# - **softmax** — w_j = e^(score_j) / Σ_i e^(score_i): any scores become positive weights that sum to 1.
+# - **value** — what a token hands over when it is attended to.
+# - **query, key** (informally here; chapter 04 makes them learned) — what you look up with, and the index
+#   each entry is matched on.
+# - **hard / soft lookup** — return the single best match (argmax) / a softmax-weighted mix of every entry.
+# - **temperature τ** — the scores are divided by τ before the softmax; τ < 1 sharpens it towards argmax.
+# - **self-attention, cross-attention** — attention among the words of one sentence; attention from the
+#   words being written to the source sentence's notes (chapters 06 and 10 build them).
+
 # %%
 import math
 
@@ -434,15 +450,15 @@ plt.show()
 # consult every other word directly, why read them one at a time? Their Transformer mixes positions only
 # with attention (every layer also has a position-wise feed-forward network, larger than one attention
 # block, but it transforms each position on its own and mixes none), with the dot-product score — a matrix multiply, fast on GPUs — divided by √d_k, and several
-# heads side by side. Every source word is processed in parallel, and in training every target word too
+# *heads* side by side (attention computed several times in parallel on slices of the vectors, chapter 07). Every source word is processed in parallel, and in training every target word too
 # (generation still writes one word per step); any two words are one step apart. The rest of this book
 # builds that model.
 
 # %% [markdown]
-# ## Recap
+# **Takeaways**
 #
-# - Attention is a weighted average: result = Σ w_j x_j with non-negative weights that sum to 1; what is new
-#   is that the weights are computed from the content, by a score and a softmax.
+# - Attention is a weighted average, result = Σ w_j x_j with non-negative weights that sum to 1; what is
+#   new is that the weights are computed from the content, by a score and a softmax.
 # - Scan → score → mix: 它 scores every token, and its new vector is mostly 猫.
 # - A hard lookup (argmax) passes no gradient to the query or the keys; a soft lookup passes gradient to
 #   everything, which is what makes retrieval learnable. Too sharp a softmax behaves like argmax again.
@@ -499,9 +515,8 @@ if your_answer is not None:
     check("03.4", your_answer)
 
 # %% [markdown]
-# **Run it.** The next two exercises change one argument of a function and measure; the checker accepts a
-# range derived from the values the book measured with seeds 0, 1 and 2 (stored with the answers, with the
-# rule that widened them). Each run takes a second or two on a CPU.
+# **Run it.** The next two exercises change one argument of a function and measure; each run takes a
+# second or two on a CPU. How the exercises are checked: see the preface.
 #
 # **03.5** Double the sentence length. The function below builds many random "sentences" of S tokens, each
 # token offering d = 3 random features, and lets a query ask for exactly what token 0 offers. It returns the
