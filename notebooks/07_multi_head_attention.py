@@ -47,12 +47,23 @@ if "google.colab" in sys.modules:
 #   `MultiHeadAttention.from_torch` reproduces `torch.nn.MultiheadAttention`;
 # - why the number of parameters does not depend on the number of heads, and why the matrix-multiply cost
 #   is the same as for one big head (counted, not estimated);
-# - what the heads of a trained model attend to, with one head trained beside two over 5 seeds: two heads
-#   split the work (one looks at the previous word, the other at a marked word) clearly in
-#   1<!-- result: h2_split_seeds --> seed and borderline in 2<!-- result: h2_split_borderline --> more, and one head can
-#   manage both by spreading its weights; it is slower to get there, not unable to.
+# - what the heads of a small trained model attend to: two heads can divide two relations between them (one
+#   looks at the previous word, the other at a marked word), and one head can manage both by spreading its
+#   weights; it is slower to get there, not unable to.
 #
-# **Prerequisites:** chapter 06 (self-attention as softmax(QKᵀ/√Dh)V, masks; the paper's d_k is our Dh).
+# **Prerequisites:** chapter 06 (self-attention as softmax(QKᵀ/√d_k)V, the score grid, masks).
+
+# %% [markdown]
+# **New terms**
+#
+# - **head** — one of H attentions run side by side on the same input, each with its own slices of W_Q,
+#   W_K, W_V that project into a smaller space of **Dh** = D / H numbers (the paper's d_k; `head_dim` in code).
+# - **multi-head attention** — the H heads' outputs concatenated back to D numbers per token and mixed by
+#   one more matrix, the **output projection W_O**.
+# - **FLOPs** — floating-point operations; a multiply-add counts as 2.
+# - **fused kernel** — one library routine that computes scores, softmax and mix without storing the whole
+#   score tensor in memory.
+# - **specialisation** — different heads of a trained model attending to different relations.
 
 # %%
 import math
@@ -152,11 +163,12 @@ with torch.no_grad():
 # the cost quadratic in L lives (chapter 13).
 #
 # `transpose` makes the tensor non-contiguous in memory, so merging back uses `reshape` (which copies when
-# it must) rather than `view`. Now the packaged module, with the same weights. (The
-# rounding-level differences printed depend on the CPU's arithmetic order, so the tests do not compare this
-# cell's printout; they check its assertions.)
+# it must) rather than `view`. Now the packaged module, with the same weights: the same numbers, up to
+# float32 rounding.
 
 # %% tags=["nbval-ignore-output"]
+# The rounding-level differences printed depend on the CPU's arithmetic order: the printout may change from
+# machine to machine, the assertions may not.
 with torch.no_grad():
     packaged, packaged_weights = mha(x, x, x)
 torch.testing.assert_close(packaged, by_hand, rtol=0, atol=1e-6)
@@ -240,8 +252,8 @@ print(f"score tensor per sequence at L = {L_long}: {score_floats:,} floats with 
 # L = 128 with H = 8, eight times the one-head size, and outside fused kernels moving that memory, not the
 # FLOPs, sets the run time of this part. So multiple heads are a free lunch in parameters and matrix
 # products, not in memory. (Many small heads may also use the hardware less well than one big one, since each
-# of their matrix products is smaller; that is not measured here. Each head also has a smaller Dh to express
-# its scores in. What is typical is the head width: Dh of 64 … 128, with H = D / Dh growing with the model: 12 heads in BERT-base, 32 in Llama-2-7B, 96 in GPT-3.)
+# of their matrix products is smaller; this chapter does not time it. Each head also has a smaller Dh to
+# express its scores in. What is typical is the head width: Dh of 64 … 128, with H = D / Dh growing with the model: 12 heads in BERT-base, 32 in Llama-2-7B, 96 in GPT-3.)
 
 # %% [markdown]
 # ## 5. Same numbers as PyTorch's `nn.MultiheadAttention`
@@ -337,14 +349,10 @@ example = two_question_batch(1, torch.Generator().manual_seed(5))[0][0]
 print("an example sequence:", " ".join(VOCAB[i] for i in example))
 
 # %% [markdown]
-# Do the two heads share out the two questions? And does the task need two heads at all? To see what the
-# heads do rather than guess, we train the same model with **H = 1** beside **H = 2**: the same D = 64 (so
-# the same number of parameters, section 3), the same 400 steps of 64 sequences, the same learning rate.
-# One run is one draw, so each is trained with 5 seeds; seed s sets both the initial weights and the
-# training batches, and both head counts see the same batches for the same seed. Because one head turns
-# out to be slower, H = 1 is also trained for twice as long (800 steps; its first 400 batches are the same).
-# The test sequences come from seed 10,000, outside the training seeds. Each run takes a second or two. The losses depend on the CPU's rounding order, so this cell's output is not compared by the tests;
-# it asserts what holds for every seed.
+# Do the two heads share out the two questions? And does the task need two heads at all? We train the model
+# with **H = 2** and, as a control, with **H = 1**: the same width D = 64 (so the same number of parameters,
+# section 3), the same 400 steps of 64 sequences, the same learning rate; the single head is also trained
+# for twice as long. Each setting is trained five times from different random starts, a second or two each.
 
 # %% tags=["nbval-ignore-output"]
 SEEDS, STEPS, LONG_STEPS, TEST_SEED = (0, 1, 2, 3, 4), 400, 800, 10_000
@@ -386,15 +394,6 @@ for seed in SEEDS:
             "loss": history.losses[-1],
         }
 
-print(f"{'seed':>4}{'H':>3}{'steps':>6}{'final loss':>12}{'previous':>10}{'marked':>9}   per head: weight on "
-      f"(previous, ★)")
-for seed in SEEDS:
-    for key in ((1, seed), (2, seed), (1, seed, LONG_STEPS)):
-        run = runs[key]
-        focus = "  ".join(f"head {h}: ({p:.2f}, {m:.2f})" for h, (p, m) in enumerate(run["focus"]))
-        print(f"{seed:>4}{key[0]:>3}{(key[2] if len(key) == 3 else STEPS):>6}{run['loss']:>12.3f}"
-              f"{run['previous']:>10.1%}{run['marked']:>9.1%}   {focus}")
-
 
 def splits_the_work(focus, margin=0.0):
     """Two heads, one on the previous token and one on the ★: each > 0.5 on its own target, < 0.1 on the other
@@ -408,18 +407,6 @@ def solves_both(run, margin=0.0):
     return run["previous"] > 0.95 + margin and run["marked"] > 0.95 + margin
 
 
-# %% [markdown]
-# The same runs, summarised per head count, with what holds in every seed asserted:
-
-# %% tags=["nbval-ignore-output"]
-print(f"accuracy on 1000 fresh sequences (%), mean (min–max) over {len(SEEDS)} seeds:")
-for num_heads in (1, 2):
-    for question in ("previous", "marked"):
-        # tol 0.5 points: what one seed's accuracy may move on another CPU (6000 scored answers)
-        summary = results.record_runs(f"h{num_heads}_{question}",
-                                      [100 * runs[num_heads, seed][question] for seed in SEEDS], tol=0.5)
-        print(f"H = {num_heads}, {question:<9}{summary.mean:6.1f} ({summary.low:.1f}–{summary.high:.1f})"
-              + ("" if summary.quotable else "   seeds disagree: quote the range"))
 # A seed whose verdict flips when a cut moves by the CPU-to-CPU noise (0.5 points of accuracy, 0.01 of
 # attention weight) is borderline: the counts are of the seeds that pass clearly, with the borderline ones
 # listed beside them, so that no count hangs on rounding.
@@ -429,25 +416,23 @@ def verdicts(passes, margin):
     return clear, [seed for seed in SEEDS if passes(seed, -margin) and seed not in clear]
 
 
+accuracy_summary = {}
+for num_heads in (1, 2):
+    for question in ("previous", "marked"):
+        # tol 0.5 points: what one seed's accuracy may move on another CPU (6000 scored answers)
+        accuracy_summary[num_heads, question] = results.record_runs(
+            f"h{num_heads}_{question}", [100 * runs[num_heads, seed][question] for seed in SEEDS], tol=0.5)
 solved_by_one, solved_borderline = verdicts(lambda seed, m: solves_both(runs[1, seed], m), 0.005)
 solved_long, long_borderline = verdicts(lambda seed, m: solves_both(runs[1, seed, LONG_STEPS], m), 0.005)
 split_by_two, split_borderline = verdicts(lambda seed, m: splits_the_work(runs[2, seed]["focus"], m), 0.01)
-one_head_spread = min(min(runs[1, seed]["focus"][0]) for seed in solved_by_one)
-print(f"H = 1, {STEPS} steps: answers both questions > 95% clearly in "
-      f"{results.record('h1_solved_seeds', len(solved_by_one))} of {len(SEEDS)} seeds {solved_by_one}, borderline "
-      f"in {results.record('h1_solved_borderline', len(solved_borderline))} {solved_borderline}; in the clear ones "
-      f"its head puts on average at least {results.record('h1_min_focus', one_head_spread, tol=0.02):.2f} on each "
-      f"of the two positions")
-print(f"H = 1, {LONG_STEPS} steps: answers both questions > 95% clearly in "
-      f"{results.record('h1_solved_seeds_long', len(solved_long))} of {len(SEEDS)} seeds {solved_long}, borderline "
-      f"in {results.record('h1_long_borderline', len(long_borderline))} {long_borderline}")
-print(f"H = 2: the heads split the work (one > 0.5 on the previous token and < 0.1 on the ★, the other the "
-      f"reverse) clearly in {results.record('h2_split_seeds', len(split_by_two))} of {len(SEEDS)} seeds "
-      f"{split_by_two}, borderline in {results.record('h2_split_borderline', len(split_borderline))} "
-      f"{split_borderline}")
+one_head_spread = results.record("h1_min_focus", min(min(runs[1, seed]["focus"][0]) for seed in solved_by_one),
+                                 tol=0.02)
+for key, seeds in (("h1_solved_seeds", solved_by_one), ("h1_solved_borderline", solved_borderline),
+                   ("h1_solved_seeds_long", solved_long), ("h1_long_borderline", long_borderline),
+                   ("h2_split_seeds", split_by_two), ("h2_split_borderline", split_borderline)):
+    results.record(key, len(seeds))
 long_previous = results.record_runs("h1_long_previous", [100 * runs[1, s, LONG_STEPS]["previous"] for s in SEEDS],
                                     tol=0.5)
-print(f"H = 1, {LONG_STEPS} steps, previous: {long_previous.mean:.1f} ({long_previous.low:.1f}–{long_previous.high:.1f})")
 
 for seed in SEEDS:
     assert runs[2, seed]["previous"] > 0.95 and runs[2, seed]["marked"] > 0.95, seed  # two heads: always
@@ -457,37 +442,16 @@ for seed in solved_by_one:  # when one head answers both, it looks at both posit
 assert solved_by_one and split_by_two  # both outcomes occur: neither is a rule
 assert set(solved_by_one) <= set(solved_long) and len(solved_long) > len(solved_by_one)  # more steps help H = 1
 assert min(runs[2, s]["previous"] for s in SEEDS) > min(runs[1, s]["previous"] for s in SEEDS)
+print(f"trained {len(runs)} models: H = 1 and H = 2 for {STEPS} steps, H = 1 for {LONG_STEPS}, {len(SEEDS)} seeds each")
 
 # %% [markdown]
-# What the runs show (400 steps unless stated; a seed is *borderline* when its verdict would flip if the cut
-# moved by the CPU-to-CPU noise):
-#
-# - **Two heads** answer both questions in every seed: the previous animal
-#   99.4%<!-- result: h2_previous --> of the time on average (lowest seed
-#   99.2%<!-- result: h2_previous.min -->), the marked one 100.0%<!-- result: h2_marked -->.
-# - **They split the work in some seeds.** A split means one head puts more than half its weight one
-#   step back and less than 0.1 on the ★, and the other head the reverse. It holds clearly in
-#   1<!-- result: h2_split_seeds --> of the 5 seeds, and in 2<!-- result: h2_split_borderline --> more the
-#   heads are split the same way but one head's stray weight sits at the 0.1 cut (the table above). In
-#   the rest at least one head mixes the two positions. Nothing in the loss asks for a split; it is one of
-#   several solutions that training finds.
-# - **One head can be enough, given time.** At 400 steps H = 1 answers both questions (each with an accuracy
-#   above 0.95) clearly in 3<!-- result: h1_solved_seeds --> of the 5 seeds and borderline in
-#   1<!-- result: h1_solved_borderline -->; on the previous animal it ranges from
-#   47.5%<!-- result: h1_previous.min --> to 99.8%<!-- result: h1_previous.max --> across seeds. At
-#   800 steps it answers both clearly in 5<!-- result: h1_solved_seeds_long --> of 5 seeds (previous animal
-#   99.0%<!-- result: h1_long_previous.min -->–100.0%<!-- result: h1_long_previous.max -->). In the seeds it
-#   solves at 400 steps, its softmax row puts on average over the scored positions at least
-#   0.30<!-- result: h1_min_focus --> of its weight on each of the two positions: it attends to both at
-#   once, and the two read-outs pull the two animals out of one mixed vector. It always finds the ★.
-#
-# So the experiment shows specialisation, not necessity: with two heads each head is free to keep one
-# relation, and in some seeds does; with one head the relations share one set of weights, which works but takes
-# longer to find: at the budgets measured, one head is slower, not unable. The heatmaps below average the
-# weights over all test sequences
-# with the ★ in position 3, for the seed where the heads split the work clearly, beside the single head of
-# the same seed, which at 400 steps is the borderline H = 1 run of the table above (rows: the query position; only positions from 4 on are scored, so rows 0-3 can do anything). A
-# single sequence can look different from the average: the weights also depend on which animals occur.
+# Both models learn to answer both questions, but they do it differently, and the figure shows how. With
+# two heads the work can be divided: one head looks one step back, the other finds the ★ wherever it is
+# (left and middle). This clean division happened in some of the five training runs, not in all; in the
+# others at least one head mixes the two positions. The single head (right) puts part of its weight on
+# each of the two positions at once, and the two read-outs pull the two animals out of one mixed vector.
+# It takes longer to learn that (after 400 steps it had not yet got there in every run; after 800 it had),
+# but it gets there: heads make specialisation possible, they are not needed for it here.
 
 # %%
 shown_seed = split_by_two[0]
@@ -510,6 +474,70 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# Each of the two head counts is trained with 5 seeds for 400 steps; seed s sets both the initial weights
+# and the training batches, and both head counts see the same batches for the same seed. Because one head
+# turned out to be slower, H = 1 is also trained for 800 steps (its first 400 batches are the same). The
+# 1000 test sequences come from seed 10,000, outside the training seeds. The losses depend on the CPU's
+# rounding order, so the printed tables below are not compared when the book is re-run; the cell above
+# asserts what holds for every seed: two heads answer both questions above 95% in every seed, one head
+# always finds the ★, a one-head run that answers both puts more than 0.2 of its weight on each position,
+# and more steps help one head.
+#
+# A seed is *borderline* when its verdict would flip if a cut moved by the CPU-to-CPU noise (0.5 points of
+# accuracy, 0.01 of attention weight).
+#
+# - **Two heads** answer both questions in every seed: the previous animal 99.4%<!-- result: h2_previous -->
+#   of the time on average (lowest seed 99.2%<!-- result: h2_previous.min -->), the marked one
+#   100.0%<!-- result: h2_marked -->.
+# - **They split the work in some seeds.** A split means one head puts more than half its weight one step
+#   back and less than 0.1 on the ★, and the other head the reverse. It holds clearly in
+#   1<!-- result: h2_split_seeds --> of the 5 seeds, and in 2<!-- result: h2_split_borderline --> more the
+#   heads are split the same way but one head's stray weight sits at the 0.1 cut. In the rest at least one
+#   head mixes the two positions. Nothing in the loss asks for a split; it is one of several solutions that
+#   training finds.
+# - **One head can be enough, given time.** At 400 steps H = 1 answers both questions (each with an accuracy
+#   above 0.95) clearly in 3<!-- result: h1_solved_seeds --> of the 5 seeds and borderline in
+#   1<!-- result: h1_solved_borderline -->; on the previous animal it ranges from
+#   47.5%<!-- result: h1_previous.min --> to 99.8%<!-- result: h1_previous.max --> across seeds. At 800 steps
+#   it answers both clearly in 5<!-- result: h1_solved_seeds_long --> of 5 seeds (previous animal
+#   99.0%<!-- result: h1_long_previous.min -->–100.0%<!-- result: h1_long_previous.max -->). In the seeds it
+#   solves at 400 steps, its softmax row puts on average over the scored positions at least
+#   0.30<!-- result: h1_min_focus --> of its weight on each of the two positions.
+#
+# The figure shows the seed in which the heads split the work clearly, averaged over all test sequences
+# with the ★ in position 3; its single head at 400 steps is the borderline H = 1 run. Rows are query
+# positions; only positions from 4 on are scored, so rows 0–3 can do anything. A single sequence can look
+# different from the average: the weights also depend on which animals occur.
+#
+# </details>
+
+# %% tags=["nbval-ignore-output"]
+print(f"{'seed':>4}{'H':>3}{'steps':>6}{'final loss':>12}{'previous':>10}{'marked':>9}   per head: weight on "
+      f"(previous, ★)")
+for seed in SEEDS:
+    for key in ((1, seed), (2, seed), (1, seed, LONG_STEPS)):
+        run = runs[key]
+        focus = "  ".join(f"head {h}: ({p:.2f}, {m:.2f})" for h, (p, m) in enumerate(run["focus"]))
+        print(f"{seed:>4}{key[0]:>3}{(key[2] if len(key) == 3 else STEPS):>6}{run['loss']:>12.3f}"
+              f"{run['previous']:>10.1%}{run['marked']:>9.1%}   {focus}")
+print()
+print(f"accuracy on 1000 fresh sequences (%), mean (min–max) over {len(SEEDS)} seeds:")
+for (num_heads, question), summary in accuracy_summary.items():
+    print(f"H = {num_heads}, {question:<9}{summary.mean:6.1f} ({summary.low:.1f}–{summary.high:.1f})"
+          + ("" if summary.quotable else "   seeds disagree: quote the range"))
+print(f"H = 1, {STEPS} steps: answers both questions > 95% clearly in {len(solved_by_one)} of {len(SEEDS)} seeds "
+      f"{solved_by_one}, borderline in {len(solved_borderline)} {solved_borderline}; in the clear ones its head "
+      f"puts on average at least {one_head_spread:.2f} on each of the two positions")
+print(f"H = 1, {LONG_STEPS} steps: answers both questions > 95% clearly in {len(solved_long)} of {len(SEEDS)} "
+      f"seeds {solved_long}, borderline in {len(long_borderline)} {long_borderline}")
+print(f"H = 2: the heads split the work (one > 0.5 on the previous token and < 0.1 on the ★, the other the "
+      f"reverse) clearly in {len(split_by_two)} of {len(SEEDS)} seeds {split_by_two}, borderline in "
+      f"{len(split_borderline)} {split_borderline}")
+print(f"H = 1, {LONG_STEPS} steps, previous: {long_previous.mean:.1f} ({long_previous.low:.1f}–{long_previous.high:.1f})")
+
+# %% [markdown]
 # This is a toy version of what Clark et al. (2019) and others found in BERT: heads that attend to the
 # previous or next token, heads that find the sentence start or a separator, heads that link a pronoun to
 # its noun. Our control adds a caution that the pruning studies made in full (Michel et al. 2019, "Are Sixteen
@@ -518,20 +546,18 @@ plt.show()
 # both questions from a single softmax row.
 
 # %% [markdown]
-# ## Recap
+# **Takeaways**
 #
-# - Multi-head attention projects with one D × D matrix per role, views the result as H heads of Dh = D/H,
-#   runs attention in every head at once (heads are a batch axis), concatenates, and mixes with W_O:
-#   (B, L, 512) → (B, 8, L, 64) → (B, 8, L, L) → (B, 8, L, 64) → (B, L, 512).
-# - The parameter count, 4D² + 4D, and the matrix-multiply FLOPs, 8LD² + 4L²D, do not depend on H; only the
+# - Multi-head attention holds several meetings at once: one D × D projection per role is viewed as H heads
+#   of Dh = D/H numbers, every head attends on its own (heads are a batch axis), and the heads' outputs are
+#   concatenated and mixed by W_O: (B, L, 512) → (B, 8, L, 64) → (B, 8, L, L) → (B, 8, L, 64) → (B, L, 512).
+# - The parameters, 4D² + 4D, and the matrix-multiply FLOPs, 8LD² + 4L²D, do not depend on H; only the
 #   softmax work and the score tensor (H · L² entries) grow: small in FLOPs, not in memory.
 # - `tformer`'s `MultiHeadAttention` equals the step-by-step version and, via `from_torch`, PyTorch's
-#   `nn.MultiheadAttention` (mind torch's inverted boolean mask).
-# - Trained on two questions (5 seeds, 400 steps), two heads split the work clearly in
-#   1<!-- result: h2_split_seeds --> of 5 seeds and at the edge of the cut in 2<!-- result: h2_split_borderline -->
-#   more (one looks one step back, the other finds the ★). One head answers both clearly in
-#   3<!-- result: h1_solved_seeds --> of 5 at 400 steps and in 5<!-- result: h1_solved_seeds_long --> of 5 at
-#   800 by spreading its weights: heads show specialisation, not necessity, and one head is slower, not unable.
+#   `nn.MultiheadAttention` (whose boolean masks mean the opposite: True = blocked).
+# - In a small trained model two heads can divide two relations between them, one looking one step back and
+#   the other finding the ★; one head can hold both by spreading its weights, which takes longer to learn.
+#   Heads show specialisation, not necessity.
 
 # %% [markdown]
 # ## Exercises
@@ -583,9 +609,8 @@ if your_answer is not None:
     check("07.4", your_answer)
 
 # %% [markdown]
-# **Run it.** The next two exercises change one argument of a function and measure; the checker accepts a
-# range derived from the values the book measured with seeds 0, 1 and 2 (stored with the answers, with the
-# rule that widened them).
+# The next two exercises change one argument of a function and measure. How the exercises are checked: see
+# the preface.
 #
 # **07.5** Merge the heads without the transpose. The function below repeats section 2's step-by-step
 # computation (B = 2, L = 6, D = 512, H = 8) and returns the relative difference ‖by hand − module‖ / ‖module‖
@@ -685,3 +710,7 @@ if measured is not None:
 # (section 3) but several separate averages per query, kept apart until W_O mixes them.
 #
 # </details>
+
+# %% [markdown]
+# Next: chapter 08 puts word order back into attention: sinusoidal and learned position vectors, rotary
+# embeddings (RoPE) and ALiBi.
