@@ -820,8 +820,8 @@ plt.show()
 # **Without the residual, the gradient vanishes on its way down.** At initialisation the plain stack's layers
 # get gradients of the same order as the other stacks' (left). After 50 steps its gradient shrinks layer by
 # layer towards the input, and its first layer receives tens of thousands to millions of times less than the
-# post-norm stack's first layer (right). The positions' vectors tell the same story as the accuracy: in every
-# stack they stay alike while it guesses, and separate once it reverses.
+# post-norm stack's first layer (right). The positions' vectors tell the same story as the accuracy: in the
+# stacks with residuals they stay alike while a stack guesses, and separate once it reverses.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
