@@ -70,6 +70,10 @@ section.pdf-title h1 { font-size: 2.2em; }
 /* sphinx-book-theme hides the first <h1> of each parent when printing (it prints its own title block); here
    each chapter is a section whose first <h1> is the chapter title, so show it. */
 @media print { .bd-main .bd-content .bd-article h1:first-of-type { display: block !important; } }
+/* A "How this was measured" block prints open, as a marked aside headed by its summary (open_measured_blocks). */
+aside.measured { border-left: 3px solid #6e8fb5; background: #f4f6f9; padding: 0.2em 0.9em 0.4em;
+                 margin: 0.4em 0 1em; font-size: 0.9em; }
+aside.measured > p.measured-heading { font-weight: 600; font-size: 0.95em; color: #3d4f66; margin: 0.4em 0; }
 </style>"""
 
 
@@ -145,6 +149,27 @@ def _text_without_permalink(heading) -> str:
     return "".join(parts)
 
 
+def open_measured_blocks(root) -> int:
+    """Print every collapsed "How this was measured" block open: each ``<details class="measured">`` under
+    ``root`` (a BeautifulSoup tree) becomes ``<aside class="measured">`` whose first child is its summary as a
+    small heading (a ``<p class="measured-heading">``, not an ``<h*>``, so the PDF's outline keeps the chapters'
+    own headings). Worked answers (``<details>`` without the class) are left closed. Returns the count."""
+    from bs4 import BeautifulSoup
+
+    blocks = root.select("details.measured")
+    for block in blocks:
+        summary = block.find("summary")
+        title = " ".join(summary.get_text(" ").split()) if summary else "How this was measured"
+        if summary is not None:
+            summary.decompose()
+        block.name = "aside"
+        block.attrs = {"class": ["measured"], "aria-label": title}
+        heading = BeautifulSoup("", "html.parser").new_tag("p", attrs={"class": "measured-heading"})
+        heading.string = title
+        block.insert(0, heading)
+    return len(blocks)
+
+
 def join_book(html_dir: Path) -> Joined:
     """Write the single printable page into ``html_dir``; return it with its formula count and headings.
 
@@ -205,6 +230,7 @@ def join_book(html_dir: Path) -> Joined:
         if article is None:
             raise PdfError(f"{stem}.html: no <article class='bd-article'>")
         _rewrite_links(article, stem, set(chapters))
+        open_measured_blocks(article)
         section = out.new_tag("section", attrs={"class": "pdf-chapter", "id": stem})
         section.extend(list(article.children))
         book.append(section)

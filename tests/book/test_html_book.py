@@ -384,3 +384,24 @@ def test_worked_answers_are_closed_toggles(book: Path) -> None:
         for toggle in toggles:
             assert toggle.find("summary") is not None and not toggle.has_attr("open")
             assert toggle.find("p") is not None, f"{page.name}: the answer's markdown was not rendered"
+
+
+def test_measured_blocks_are_closed_toggles_with_rendered_markdown(book: Path) -> None:
+    """Each "How this was measured" block is a closed, styled <details> whose markdown, maths and result markers
+    came through: paragraphs, no raw ``**`` emphasis, the markers kept as HTML comments (see test_measured_blocks.py)."""
+    from bs4 import Comment
+
+    sources = {p.stem: p.read_text(encoding="utf-8") for p in CHAPTERS}
+    for page in _chapter_pages(book):
+        blocks = _soup(page).select("details.measured")
+        expected = sources[page.stem].count('<details class=\\"measured\\">')  # as JSON writes it
+        assert len(blocks) == expected, f"{page.name}: {len(blocks)} measured blocks rendered, {expected} in the source"
+        for block in blocks:
+            summary = block.find("summary")
+            assert summary is not None and summary.get_text(strip=True), f"{page.name}: a block without a summary"
+            assert not block.has_attr("open"), f"{page.name}: a block renders open"
+            assert block.find(["p", "ul", "ol", "table"]) is not None, f"{page.name}: the block's markdown did not render"
+            assert "**" not in block.get_text(), f"{page.name}: raw markdown in a block: {block.get_text()[:120]!r}"
+            if "<!-- result:" in str(block):
+                assert any(isinstance(c, Comment) and "result:" in c for c in block.find_all(string=True))
+    assert 'href="_static/book.css' in (_chapter_pages(book)[0]).read_text(encoding="utf-8")

@@ -336,6 +336,19 @@ def test_markers_after_brackets_and_in_lists_are_parsed_and_checked(tmp_path: Pa
         "99_bad: out_1: prose says 1.25, notebook computed 1.2408"]
 
 
+def test_markers_inside_a_measured_block_are_checked(tmp_path: Path) -> None:
+    """A collapsed "How this was measured" block is prose like any other: its numbers are checked too."""
+    manifest = {"acc.min": {"value": 81.4, "tol": None}, "acc.max": {"value": 85.3, "tol": None}}
+    block = ('<details class="measured"><summary>How this was measured</summary>\n\nOver three seeds, '
+             "**{lo}%**<!-- result: acc.min -->–**85.3%**<!-- result: acc.max -->.\n\n</details>")
+    good = tiny(tmp_path, "99_good", block.format(lo="81.4"))
+    assert [m.key for m in parse_markers(good.read_text())] == ["acc.min", "acc.max"]
+    assert mismatches(good, manifest) == []
+    bad = tiny(tmp_path, "99_bad", block.format(lo="81.9"))
+    assert [m.split(" (")[0] for m in mismatches(bad, manifest)] == [
+        "99_bad: acc.min: prose says 81.9, notebook computed 81.4"]
+
+
 def test_a_marker_without_a_number_or_with_a_bad_key_fails(tmp_path: Path) -> None:
     bad = tiny(tmp_path, "99_bad", "It is large<!-- result: out_0 --> and 3.5 <!-- result: out 1 -->.")
     assert mismatches(bad, {"out_0": {"value": 1.0, "tol": None}}) == [
