@@ -28,7 +28,7 @@ mathjax3_config = {"svg": {"fontCache": "global"}}
 
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static", "_mathjax"]
-html_css_files = ["book.css"]
+html_css_files = ["book.css", "tformer-cjk.css"]  # the second is written by tools/book_font.py
 html_copy_source = False
 html_show_sourcelink = False
 html_last_updated_fmt = None

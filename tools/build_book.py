@@ -29,6 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import book_font
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK_DIR = ROOT / "book"
 CHAPTER_RE = re.compile(r"^\d{2}_[A-Za-z0-9_\-]+\.ipynb$")
@@ -168,6 +171,10 @@ def build(src: Path, out: Path, *, strict: bool = True, quiet: bool = True) -> l
             f"sphinx-build failed with status {status} ({'warnings above; ' if warnings else ''}"
             "--no-strict to build in spite of warnings)"
         )
+    try:  # the pages' CJK characters as a font of their own (book/conf.py links its stylesheet)
+        book_font.add_font(out)
+    except FileNotFoundError as err:
+        raise BookError(str(err)) from err
     return pages
 
 
