@@ -481,11 +481,11 @@ plt.show()
 # turned out to be slower, H = 1 is also trained for 800 steps (its first 400 batches are the same). The
 # 1000 test sequences come from seed 10,000, outside the training seeds. The losses depend on the CPU's
 # rounding order, so the printed tables below are not compared when the book is re-run; the cell above
-# asserts what holds for every seed: two heads answer both questions above 95% in every seed, one head
-# always finds the ★, a one-head run that answers both puts more than 0.2 of its weight on each position,
-# and more steps help one head.
+# asserts what holds for every seed: two heads answer both questions with an accuracy above 0.95 in every
+# seed, one head always finds the ★, a one-head run that answers both puts more than 0.2 of its weight on
+# each position, and more steps help one head.
 #
-# A seed is *borderline* when its verdict would flip if a cut moved by the CPU-to-CPU noise (0.5 points of
+# A seed is *borderline* when its verdict would flip if a cut moved by the CPU-to-CPU noise (0.005 of
 # accuracy, 0.01 of attention weight).
 #
 # - **Two heads** answer both questions in every seed: the previous animal 99.4%<!-- result: h2_previous -->
