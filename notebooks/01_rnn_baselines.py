@@ -39,48 +39,55 @@ if "google.colab" in sys.modules:
 # all you carry from page to page is what fits in your head. By page 500, what do you still remember of
 # the minor character on page 1? And you cannot hand pages 2 to 1000 to colleagues, because each page
 # waits for the one before it. That translator is a recurrent neural network (RNN, 循环神经网络). This
-# chapter builds one, and its two famous repairs, the LSTM and the GRU, from their equations, and then
-# *measures* the two weaknesses the translator story describes: memory that fades with distance, and
-# work that cannot be done in parallel.
+# chapter builds one, and its two famous repairs, the LSTM and the GRU, from their equations. Then it
+# measures the first weakness the translator story describes, memory that fades with distance, and shows
+# where the second one, work that cannot be done in parallel, comes from.
 #
 # **What you will learn**
 #
-# - the recurrence h_t = f(W_xh x_t + W_hh h_{t−1} + b), computed by hand for three steps and checked
+# - the recurrence h_t = tanh(W_xh x_t + W_hh h_{t−1} + b), computed by hand for three steps and checked
 #   against `tformer.baselines.rnn.RNN` and `torch.nn.RNN`;
-# - the gates of the LSTM (长短期记忆网络) and the GRU (门控循环单元), each proven equal to PyTorch's module;
-# - vanishing and exploding gradients (梯度消失 / 梯度爆炸), measured as ‖∂h_T/∂h_t‖ against the distance
-#   T − t, and what the measurement says about one source's rule of thumb that an RNN cannot carry a
-#   dependency over more than 20–30 words (its information "decays exponentially" along the chain);
-# - the sequential chain: forward time against sequence length for a recurrent loop and for one
-#   self-attention layer, and why the CPU run stored here does not show attention winning at long L;
-# - how far back each cell can remember, on a recall task with a controlled dependency distance;
-# - why an LSTM has four times the parameters of a plain RNN, and a GRU three times.
+# - the gates of the LSTM (长短期记忆网络) and the GRU (门控循环单元), each proven equal to PyTorch's module,
+#   and why an LSTM has four times the parameters of a plain RNN, and a GRU three times;
+# - vanishing and exploding gradients (梯度消失 / 梯度爆炸): the gradient that travels back through many
+#   steps shrinks or grows by a roughly constant factor per step, and how the LSTM's cell path lets it last;
+# - how far back each cell can remember after training, on a recall task with a controlled distance;
+# - why an RNN's steps must run one after another.
 #
 # **Prerequisites:** chapter 00 (notation); matrix products; the chain rule; what training a model by
 # gradient descent means.
 
+# %% [markdown]
+# **New terms**
+#
+# - **RNN, hidden state** (循环神经网络) — a network that reads a sequence one step at a time and carries a
+#   vector h_t, its memory, from each step to the next.
+# - **gate** — a vector of sigmoids between 0 and 1 that multiplies another vector: how much of it passes.
+# - **LSTM, cell state** — an RNN with a second state c_t, updated by a sum that input, forget and output
+#   gates control.
+# - **GRU** — an RNN with two gates (reset and update) and a single state.
+# - **vanishing / exploding gradient** — a gradient that shrinks towards 0 / grows without bound as it is
+#   sent back through many steps.
+# - **spectral norm ‖A‖** — the most a matrix A can stretch a vector (its largest singular value).
+# - **dependency distance** — how many steps separate an input from the output that needs it.
+
 # %%
 import math
-import time
 
 import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-from tformer.attention import MultiHeadAttention
 from tformer.baselines.rnn import GRU, LSTM, RNN, count_parameters, hidden_state_jacobian_norms
 from tformer.book import diagrams
-from tformer.book.environment import get_device, seed_everything
+from tformer.book.environment import seed_everything
 from tformer.book.plot import use_book_style
 from tformer.book.results import Results, below
 from tformer.data.tasks import long_range_recall, task_vocab_size
 
 use_book_style()  # Chinese-capable font for 猫 坐 在 垫子 上 in figures
 seed_everything(0)
-device = get_device()  # CUDA when present (Colab), else CPU
-BIG = device.type == "cuda"  # the one switch: larger settings on a GPU; stored outputs come from the CPU run
-results = Results("01_rnn_baselines")
-print(f"device: {device.type}")
+results = Results("01_rnn_baselines")  # every model in this chapter is small: it runs on the CPU everywhere
 
 # %% [markdown]
 # ## 1. The recurrence, by hand
@@ -236,7 +243,7 @@ def gru_by_hand(x, w_ih, w_hh, b_ih, b_hh):
 # Now the proof: random weights from `torch.nn.LSTM` / `torch.nn.GRU`, a random sequence of 7 steps, and
 # three implementations that must agree in float32: the teaching version above, our package cell
 # (`tformer.baselines.rnn.LSTM.from_torch`, which also handles batches and initial states), and PyTorch's module.
-# The cell prints the largest absolute difference and asserts it is at most 1e-6.
+# The cell prints the largest absolute difference, which must stay at float32 rounding (at most 1e-6).
 
 # %% tags=["nbval-ignore-output"]
 seed_everything(0)
@@ -289,19 +296,19 @@ _ = results.record("params_gru", sizes["GRU"])
 # and **99,072**<!-- result: params_gru --> for the GRU: exactly 4× and 3×. The gates are not free, but
 # as the next sections show, they buy memory.
 #
-# ## 4. Vanishing and exploding gradients, measured
+# ## 4. Vanishing and exploding gradients
 #
 # Training sends the error at the last step T back to every earlier step t through the chain rule:
 #
 # $$\frac{\partial h_T}{\partial h_t} = \frac{\partial h_T}{\partial h_{T-1}}\,\frac{\partial h_{T-1}}{\partial h_{T-2}}\cdots\frac{\partial h_{t+1}}{\partial h_t},
 # \qquad \frac{\partial h_{s}}{\partial h_{s-1}} = \operatorname{diag}(1 - h_s^2)\, W_{hh} \ \text{(plain RNN)}.$$
 #
-# A product of T − t matrices: if they typically shrink vectors, the product shrinks geometrically
-# (vanishing); if they stretch them, it grows (exploding). We measure its size, the spectral norm
-# ‖∂h_T/∂h_t‖ (the most a gradient arriving at h_T can be amplified on its way back to step t), against the
-# distance T − t. For the plain RNN the step Jacobian has the closed form above; a short product by hand
-# must match `tformer.baselines.rnn.hidden_state_jacobian_norms`, which builds the same chain with autograd and also
-# handles the LSTM (whose state is the pair [h; c]) and the GRU.
+# A product of T − t matrices, one per step: if they typically shrink vectors, the product shrinks
+# geometrically (vanishing); if they stretch them, it grows (exploding). We measure its size,
+# ‖∂h_T/∂h_t‖, the most a gradient arriving at step T can be stretched on its way back to step t, against
+# the distance T − t. First a check that the closed form above, multiplied out by hand, agrees with the
+# package's `hidden_state_jacobian_norms`, which builds the same chain with autograd (and also handles the
+# LSTM and the GRU):
 
 
 # %%
@@ -332,13 +339,9 @@ torch.testing.assert_close(
 print("closed form == autograd chain (float64, rtol 1e-10)")
 
 # %% [markdown]
-# Now the sweep: one random sequence of T = 100 steps (standard-normal inputs, 32 hidden units), in
-# float64 because the values reach 1e-40 and below, past float32's normal range (below about 1.2e-38 it
-# loses precision, and below about 1.4e-45 it underflows to 0). Plain RNNs with W_hh
-# drawn from N(0, g²/H_hid) for gains g = 0.5, 1, 1.5, 2 (g is roughly the spectral radius of W_hh), the RNN
-# with PyTorch's default initialisation (uniform ±1/√H_hid), and the LSTM and GRU
-# at PyTorch's default initialisation. The RNN curves use the closed form just checked; the LSTM and GRU use
-# the package's autograd chain.
+# Now one random sequence of T = 100 steps through plain RNNs whose recurrent weights W_hh are scaled by a
+# gain g = 0.5, 1, 1.5, 2 (roughly how much W_hh stretches a vector), the RNN at PyTorch's default
+# initialisation, and the LSTM and GRU at theirs.
 
 # %%
 T = 100
@@ -462,148 +465,63 @@ for gain, key in ((None, "draws_steps_default"), (1.0, "draws_steps_g1"), (1.5, 
 print("recorded")
 
 # %% [markdown]
-# What the measurement says:
+# **A gradient sent back through many steps fades by a constant factor per step, or explodes.** Every
+# falling curve is close to a straight line on the log axis: the same factor at every step. At PyTorch's
+# default initialisation the plain RNN's gradient is already 100 times weaker after
+# **9**<!-- result: steps_rnn_default --> steps. Larger weights make it last longer: at gain g = 1 it takes
+# **22**<!-- result: steps_g1 --> steps, at g = 1.5 **88**<!-- result: steps_g15 -->, and at g = 2 the
+# gradient grows instead (to **184**<!-- result: norm25_g2 --> at distance 25), held in check only because
+# large weights push the tanh into its flat ends. So one source's rule of thumb, that an RNN cannot carry a
+# dependency over more than twenty or thirty words because its information "decays exponentially", describes
+# one regime and not a law: where the gradient dies depends on the scale of the weights.
 #
-# - **The decay is geometric, not a cliff.** Every vanishing curve is close to a straight line on the log
-#   axis: a constant factor per step. For the RNN with PyTorch's default initialisation (its W_hh has
-#   spectral radius **0.60**<!-- result: rho_default -->) the fitted slope is
-#   **−0.338**<!-- result: slope_rnn_default --> decades per step, a factor of
-#   **0.46**<!-- result: factor_rnn_default --> per step.
-# - **"Beyond 20–30 words the dependency is lost" is not a law of the gradient.** With the default initialisation the gradient
-#   is already 100 times weaker after **9**<!-- result: steps_rnn_default --> steps, long before step
-#   20. With gain g = 1 it takes **22**<!-- result: steps_g1 --> steps, with g = 1.5
-#   **88**<!-- result: steps_g15 -->, and with g = 2 it never falls below 1e-2 within the 100 steps.
-#   These counts come from one draw of W_hh and of the input; three more draws move them (the default
-#   needs **8**<!-- result: draws_steps_default.min --> to **8**<!-- result: draws_steps_default.max --> steps,
-#   g = 1 needs **17**<!-- result: draws_steps_g1.min --> to **28**<!-- result: draws_steps_g1.max --> and
-#   g = 1.5 needs **86**<!-- result: draws_steps_g15.min --> to **96**<!-- result: draws_steps_g15.max -->;
-#   g = 2 never gets there), but never change their order.
-#   Where the gradient dies depends on the weight scale (and, during training, on what the weights
-#   learn); the source's number describes one common regime, not the RNN. (Section 6 measures memory
-#   itself, after training.)
-# - **Large weights stop the vanishing.** With g = 2 the norm grows to **184**<!-- result: norm25_g2 --> at
-#   distance 25, and in this draw it then stays between **47**<!-- result: g2_far_min --> and
-#   **311**<!-- result: g2_far_max --> at every distance from 25 to 99. That level was measured in this one
-#   draw only: the three extra draws record only that the norm never falls below 1e-2, and how far the
-#   growth goes at a large gain can depend on the draw. The tanh pushes back against the growth. Larger
-#   weights push more units towards ±1, where the factor 1 − h_s² in every step Jacobian is small: its mean
-#   along the sequence falls from **0.765**<!-- result: sat_g05 --> at
-#   g = 0.5 to **0.434**<!-- result: sat_g2 --> at g = 2.
-# - **At initialisation the LSTM and GRU vanish only a little more slowly.** Their forget and update gates
-#   start near σ(0) = 0.5, and the measured factor per step is of that size:
-#   **0.600**<!-- result: factor_lstm --> for the LSTM and **0.625**<!-- result: factor_gru --> for the GRU
-#   (slopes of **−0.222**<!-- result: slope_lstm --> and **−0.204**<!-- result: slope_gru --> decades per
-#   step), 100× weaker after **10**<!-- result: steps_lstm --> and **13**<!-- result: steps_gru --> steps. What the gates add is the *ability to learn* a factor near 1:
-#   a forget gate that saturates at 1 passes c_{t−1} through untouched, which a tanh RNN cannot do without
-#   also risking explosion. Section 6 measures whether, after training, the gated cells remember farther
-#   (by accuracy; the factor itself is not measured after training).
-#
-# ## 5. The sequential chain, timed on a CPU
-#
-# The second weakness is speed. Step t needs h_{t−1}, so an RNN layer over L tokens is L small operations
-# one after another, however many cores the machine has. One self-attention layer (chapter 06) computes
-# every position at once with a few large matrix products; its arithmetic grows like L², but none of it
-# waits for a previous step. Which of the two costs more time depends on the hardware; here is what a CPU
-# shows. We time one forward pass (batch B = 8, width D = 128) of: our LSTM (a Python
-# loop of `step` calls), PyTorch's fused `nn.LSTM` (the same loop, in C++), and `MultiHeadAttention` with
-# 4 heads. Each time is the fastest of several runs; the numbers change from machine to machine, so the
-# cell is not compared by the tests, but it asserts the shape of the result.
-
-
-# %% tags=["nbval-ignore-output"]
-def best_time(fn, x, repeats):
-    """Fastest wall-clock time of ``repeats`` calls, in seconds (synchronising the GPU when there is one)."""
-    times = []
-    for _ in range(repeats):
-        if x.is_cuda:
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn(x)
-        if x.is_cuda:
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-D, B = 128, 8
-lengths = [32, 64, 128, 256, 512] if not BIG else [64, 256, 1024, 4096]
-seed_everything(0)
-contenders = {
-    "our LSTM (Python loop)": LSTM(D, D).to(device),
-    "nn.LSTM (fused C++ loop)": nn.LSTM(D, D, batch_first=True).to(device),
-    "self-attention (4 heads)": MultiHeadAttention(D, 4).to(device),
-}
-calls = {
-    "our LSTM (Python loop)": lambda m: lambda x: m(x),
-    "nn.LSTM (fused C++ loop)": lambda m: lambda x: m(x),
-    "self-attention (4 heads)": lambda m: lambda x: m(x, x, x),
-}
-timings = {name: [] for name in contenders}
-with torch.no_grad():
-    for L in lengths:
-        x = torch.randn(B, L, D, device=device)
-        for name, module in contenders.items():
-            fn = calls[name](module)
-            fn(x)  # warm-up
-            timings[name].append(best_time(fn, x, repeats=5))
-print(f"{'L':>5} " + " ".join(f"{name:>26}" for name in contenders))
-for k, L in enumerate(lengths):
-    print(f"{L:>5} " + " ".join(f"{timings[name][k] * 1e3:>23.2f} ms" for name in contenders))
-
-
-def growth_exponent(name):
-    """Least-squares slope of log(time) against log(L): 1 = linear, 2 = quadratic."""
-    x = torch.log(torch.tensor(lengths, dtype=torch.float64))
-    y = torch.log(torch.tensor(timings[name], dtype=torch.float64))
-    return float(((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum())
-
-
-loop_exponent = growth_exponent("our LSTM (Python loop)")
-print(f"growth exponent of our LSTM loop: {loop_exponent:.2f} (1 = linear)")
-mid = lengths.index(256) if 256 in lengths else 1
-per_token = {name: timings[name][mid] / lengths[mid] * 1e6 for name in contenders}
-print(f"at L = {lengths[mid]}: " + ", ".join(f"{name} {v:.1f} µs/token" for name, v in per_token.items()))
-fastest = [min(contenders, key=lambda name: timings[name][k]) for k in range(len(lengths))]
-print("fastest at each L:", ", ".join(f"{L}: {name}" for L, name in zip(lengths, fastest, strict=True)))
-attention_growth = timings["self-attention (4 heads)"][-1] / timings["self-attention (4 heads)"][-2]
-fused_growth = timings["nn.LSTM (fused C++ loop)"][-1] / timings["nn.LSTM (fused C++ loop)"][-2]
-print(f"time ratio between the two longest lengths: self-attention {attention_growth:.1f}×, "
-      f"nn.LSTM {fused_growth:.1f}×")
-assert 0.5 < loop_exponent < 1.6, loop_exponent  # about 1: linear in L
-assert per_token["self-attention (4 heads)"] < per_token["our LSTM (Python loop)"]
-if not BIG:  # attention's L² arithmetic shows on a CPU; which of the two is faster at L = 512 depends on the CPU
-    assert attention_growth > fused_growth
-
-# %%
-fig, ax = plt.subplots(figsize=(7, 4.2))
-for name, ts in timings.items():
-    ax.loglog(lengths, [t * 1e3 for t in ts], "o-", label=name)
-ax.set_xlabel("sequence length L (tokens)")
-ax.set_ylabel("forward time (ms, fastest run)")
-ax.set_title(f"One layer, B = {B}, D = {D}, on {device.type.upper()}")
-ax.legend()
-plt.show()
+# **The LSTM's cell path can keep the gradient.** At initialisation the LSTM and the GRU fade only a little
+# more slowly than the plain RNN (a factor of **0.600**<!-- result: factor_lstm --> and
+# **0.625**<!-- result: factor_gru --> per step, against **0.46**<!-- result: factor_rnn_default -->). But
+# the LSTM's cell is updated by a sum, c_t = f ⊙ c_{t−1} + i ⊙ g: along that path the gradient is multiplied
+# at each step by the forget gate f alone, with no weight matrix and no tanh in between. A forget gate that
+# learns to stay near 1 carries the gradient far (exercise 01.5 measures it); a plain tanh RNN has no such
+# knob, since the larger weights that stop the vanishing also risk the explosion.
 
 # %% [markdown]
-# Read the table with care: on this CPU attention does not win at the long lengths, where its L² work
-# dominates; it is the fastest only at some shorter ones (the line "fastest at each L").
+# <details class="measured"><summary>How this was measured</summary>
 #
-# - The recurrent times grow roughly in proportion to L (the printed growth exponent of our loop; 1 means
-#   linear, and on a busy shared CPU the fit is noisy): the time is L times the cost of one step, and each
-#   step is a small (B × D) · (D × 4D) product. Our Python loop pays the interpreter's overhead
-#   at every step; the fused C++ loop pays much less, but still L times, in order.
-# - Self-attention is faster per token than our Python loop at L = 256, but at the longer lengths its time
-#   grows faster than either LSTM's (every token scores every other token, so its work grows like L²; the
-#   cell asserts, against `nn.LSTM`, the faster growth between the two longest lengths in the CPU run). On
-#   the one torch thread that stored these outputs (`make sync` sets `OMP_NUM_THREADS=1`), PyTorch's fused
-#   `nn.LSTM` is the faster of the two at the longest lengths; at the shorter ones the winner changes from run
-#   to run (the line "fastest at each L" prints it for this one). Our Python loop is slower than attention
-#   at every length in the stored table. With more threads or cores we expect the length from which `nn.LSTM` is faster to move to longer
-#   sequences; that is not measured here, so the cell does not assert it. There is no wall to see here.
-# - What attention removes is the *chain*: its L positions have no step-to-step dependency, so hardware
-#   with many parallel lanes can compute them at once, while an RNN must spend L dependent steps whatever
-#   the hardware. Whether that pays off is a question for such hardware: chapter 13 counts the dependent
-#   steps and measures the quadratic cost attention pays in return.
+# - **The quantity.** ‖∂h_T/∂h_t‖ is the spectral norm of the Jacobian product (its largest singular
+#   value). For the plain RNN it is multiplied out from the closed form diag(1 − h_s²)·W_hh; the first cell
+#   checks a 12-step product against autograd to a relative 1e-10. For the LSTM, whose state is the pair
+#   [h; c], and the GRU, `hidden_state_jacobian_norms` builds the chain with autograd.
+# - **The sweep.** One sequence of T = 100 standard-normal inputs, 32 hidden units, in float64: the norms
+#   reach 1e-40 and below, where float32 loses precision (under about 1.2e-38) and then rounds to 0. The
+#   gains draw W_hh from N(0, g²/H_hid); PyTorch's default draws it uniformly in ±1/√H_hid, which gave a
+#   spectral radius of **0.60**<!-- result: rho_default --> here. The factor per step is 10 to the
+#   least-squares slope of log10 of the norm over distances 1 to 60: **−0.338**<!-- result: slope_rnn_default -->
+#   decades per step for the default RNN, **−0.222**<!-- result: slope_lstm --> for the LSTM and
+#   **−0.204**<!-- result: slope_gru --> for the GRU, which are 100 times weaker after
+#   **10**<!-- result: steps_lstm --> and **13**<!-- result: steps_gru --> steps.
+# - **More draws.** The step counts above come from one draw of W_hh and of the input. Three more draws
+#   move them (the default needs **8**<!-- result: draws_steps_default.min --> to
+#   **8**<!-- result: draws_steps_default.max --> steps, g = 1 needs **17**<!-- result: draws_steps_g1.min -->
+#   to **28**<!-- result: draws_steps_g1.max --> and g = 1.5 needs **86**<!-- result: draws_steps_g15.min -->
+#   to **96**<!-- result: draws_steps_g15.max -->; g = 2 never falls below 1e-2 within 100 steps) but never
+#   change their order. The cell asserts that order, that the default falls below 1e-2 within twenty steps, and
+#   that g = 2 never does, in every draw.
+# - **The explosion's ceiling.** At g = 2, in the first draw only, the norm stays between
+#   **47**<!-- result: g2_far_min --> and **311**<!-- result: g2_far_max --> at every distance from 25 to 99
+#   (the extra draws record only that it never falls below 1e-2; how far it grows can depend on the draw).
+#   The tanh's slope 1 − h_s² is the brake: its mean along the sequence falls from
+#   **0.765**<!-- result: sat_g05 --> at g = 0.5 to **0.434**<!-- result: sat_g2 --> at g = 2.
+# - **Not measured:** the factor per step after training. Section 6 measures memory after training by
+#   accuracy instead.
+#
+# </details>
+
+# %% [markdown]
+# ## 5. A chain that must run in order
+#
+# The second weakness is speed. Step t needs h_{t−1}, so an RNN layer over L tokens is L small operations
+# one after another, however many cores the machine has. Self-attention (chapter 06) has no such chain: it
+# computes every position at once with a few large matrix products, although its arithmetic grows like
+# L². Chapter 13 counts these dependent steps and times an LSTM against a self-attention layer over lengths.
 #
 # ## 6. How far back can each cell remember?
 #
@@ -611,11 +529,9 @@ plt.show()
 # (`tformer.data.tasks.long_range_recall`) makes the dependency distance a knob: the source is a key symbol
 # followed by d random distractor symbols, and the model must output the key after reading the last one.
 # With 4 possible keys, guessing gives 25%. Each cell reads the sequence left to right (PyTorch's fused
-# module, justified by section 2), and a linear layer reads the final hidden state. Every model gets the
-# same budget, written out below so nothing is hidden: 400 steps of 64 sequences (each training sequence is
-# seen once), Adam with learning rate 3e-3, the gradient norm clipped to 1 (Pascanu et al. 2013), 32
-# hidden units. A seed sets the initial weights and the order of the batches; each distance has one training
-# set (the 400 batches of 64 sequences) and one test set of 1,000 sequences. Three seeds per cell and distance.
+# module, justified by section 2), and a linear layer reads the final hidden state. All three cells get the
+# same short training, written out in the code below; each is trained three times from different random
+# starts.
 
 # %%
 NUM_SYMBOLS, NUM_KEYS = 8, 4
@@ -722,64 +638,68 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
-# Over three seeds the three cells part ways as the distance grows (the table gives the mean and, in
-# brackets, the lowest and highest seed):
+# **The gated cells remember farther, and the GRU farthest.** At distance 5 the LSTM and the GRU recall the
+# key every time, while the plain RNN learns it in only **1**<!-- result: rnn_d5_solved --> of its 3 runs.
+# At distance 10 the GRU still recalls every time, the LSTM learns the task only partly and not in every
+# run, and the plain RNN is at chance. At distance 40 the plain RNN and the LSTM are at chance, and the GRU
+# is above chance in every run but solves the task in only **1**<!-- result: gru_d40_solved --> of 3.
 #
-# - At d = 5 the LSTM and the GRU recall the key in every seed (**100.0%**<!-- result: recall_lstm_d5.min -->
-#   and **100.0%**<!-- result: recall_gru_d5.min --> at worst). The plain RNN learns it in
-#   **1**<!-- result: rnn_d5_solved --> of the 3 seeds and stays at chance in another
-#   (**25.8**<!-- result: recall_rnn_d5.min -->–**100.0%**<!-- result: recall_rnn_d5.max -->).
-# - At d = 10 the GRU still scores **100.0%**<!-- result: recall_gru_d10.min --> in every seed, the LSTM
-#   anywhere from **26.7**<!-- result: recall_lstm_d10.min --> to **83.1%**<!-- result: recall_lstm_d10.max -->
-#   depending on the seed, and the plain RNN is at chance
-#   (**24.5**<!-- result: recall_rnn_d10.min -->–**26.4%**<!-- result: recall_rnn_d10.max -->).
-# - At d = 40 the plain RNN scores **24.8%**<!-- result: recall_rnn_longest --> on average
-#   (**23.0**<!-- result: recall_rnn_longest.min -->–**27.1%**<!-- result: recall_rnn_longest.max -->;
-#   chance is 25%) and the LSTM is at chance too
-#   (**23.7**<!-- result: recall_lstm_d40.min -->–**27.5%**<!-- result: recall_lstm_d40.max -->). The GRU is
-#   above chance in every seed but solves the task in only **1**<!-- result: gru_d40_solved --> of the 3:
-#   **49.2**<!-- result: recall_gru_longest.min -->–**100.0%**<!-- result: recall_gru_longest.max -->.
-#
-# Whether a run learns the task within 400 steps depends on the seed (the spread in brackets): that is why
-# one run per cell would mislead here. Only the final accuracies are recorded, not learning curves, so this
-# chapter does not show how the accuracy rises during training. The assertions check only what holds in every seed:
-# at d = 40 the plain RNN and the LSTM are at chance, and the GRU is not; at d = 10 the GRU is above 90%.
-#
-# Two lessons. First, the gradient measurements of section 4 describe the *starting point*; gates give
-# training a way to move the per-step factor towards 1. This experiment measures accuracy, not the factor
-# after training; by accuracy, the GRU is the cell that recalls over the longest distance within the budget. (Why the GRU and not the LSTM is not something this experiment isolates: the
-# two differ in their gates, their parameter count and their initial per-step factor.) Second, one source
-# credits gated cells with success on sequences of "tens to hundreds of time steps"; that describes
-# well-tuned, long-trained models. With this small, equal budget even the gated cells' memory is short and
-# seed-dependent. A common recommendation is to start the LSTM's forget-gate bias at 1 (Jozefowicz et al.
-# 2015); exercise 01.5 measures what raising that bias does to the gradient at initialisation.
-#
-# The translator of the opening is now measured: what they remember of page one fades by a constant factor
-# per page unless gates learn to protect it, and their pages must be read in order. Chapter 02 puts two
-# such translators together, a reader and a writer, and finds a third problem: everything the reader
-# understood must pass to the writer through one vector.
+# The gradients of section 4 describe the starting point; gates give training a way to move the factor per
+# step towards 1, and by accuracy the GRU is the cell that does so over the longest distance here. One source
+# credits gated cells with success on sequences of "tens to hundreds of time steps": that describes
+# well-tuned models trained for long. With this short training even the gated cells' memory is short, and
+# whether a run learns the task varies from one random start to the next. A common recommendation is to start
+# the LSTM's forget-gate bias at 1 (Jozefowicz et al. 2015); exercise 01.5 measures what raising that bias
+# does to the gradient.
 
 # %% [markdown]
-# ## Recap
+# <details class="measured"><summary>How this was measured</summary>
 #
-# - An RNN applies h_t = tanh(W_xh x_t + W_hh h_{t−1} + b) with the same weights at every step; our
+# - **Budget.** Every model gets the same: 400 steps of 64 sequences (each training sequence is seen once),
+#   Adam with learning rate 3e-3, the gradient norm clipped to 1 (Pascanu et al. 2013), 32 hidden units,
+#   one torch thread. A seed sets the initial weights and the order of the batches; each distance has one
+#   training set (the 400 batches of 64 sequences) and one test set of 1,000 sequences. Three seeds per cell
+#   and distance; the table gives the mean and, in brackets, the lowest and highest seed.
+# - **The ranges.** At d = 5 the LSTM and the GRU score **100.0%**<!-- result: recall_lstm_d5.min --> and
+#   **100.0%**<!-- result: recall_gru_d5.min --> at worst; the plain RNN
+#   **25.8**<!-- result: recall_rnn_d5.min -->–**100.0%**<!-- result: recall_rnn_d5.max -->. At d = 10 the
+#   GRU scores **100.0%**<!-- result: recall_gru_d10.min --> in every seed, the LSTM
+#   **26.7**<!-- result: recall_lstm_d10.min -->–**83.1%**<!-- result: recall_lstm_d10.max -->, the plain RNN
+#   **24.5**<!-- result: recall_rnn_d10.min -->–**26.4%**<!-- result: recall_rnn_d10.max -->. At d = 40 the
+#   plain RNN scores **24.8%**<!-- result: recall_rnn_longest --> on average
+#   (**23.0**<!-- result: recall_rnn_longest.min -->–**27.1%**<!-- result: recall_rnn_longest.max -->; chance
+#   is 25%), the LSTM **23.7**<!-- result: recall_lstm_d40.min -->–**27.5%**<!-- result: recall_lstm_d40.max -->
+#   and the GRU **49.2**<!-- result: recall_gru_longest.min -->–**100.0%**<!-- result: recall_gru_longest.max -->.
+# - **Asserted**, because it holds in every seed: at d = 5 the LSTM and the GRU are above 90%; at d = 40 the
+#   plain RNN and the LSTM score below thirty per cent and the GRU above forty; at d = 10 the GRU is above 90%. A trained
+#   accuracy moves a little with the CPU (float rounding changes the path), so each recorded accuracy may move
+#   by half a point from run to run.
+# - **Not measured:** learning curves (only the final accuracies are recorded) and the factor per step after
+#   training. Why the GRU and not the LSTM is not isolated either: the two differ in their gates, their
+#   parameter count and their initial factor per step.
+#
+# </details>
+
+# %% [markdown]
+# The translator of the opening is now measured: what they remember of page one fades by a constant factor
+# per page unless gates learn to protect it, and their pages must be read in order.
+
+# %% [markdown]
+# **Takeaways**
+#
+# - An RNN applies h_t = tanh(W_xh x_t + W_hh h_{t−1} + b) with the same weights at every step; the
 #   `tformer.baselines.rnn` cells reproduce `torch.nn.RNN/LSTM/GRU` to float32 rounding.
-# - The LSTM (4 weight blocks) and GRU (3 blocks) add sigmoid gates; their parameter counts are exactly 4×
-#   and 3× the plain RNN's.
-# - ‖∂h_T/∂h_t‖ falls geometrically with distance at small and moderate weight scales, at a rate set by
-#   the scale (at g = 2 it does not fall at all); the "20–30 words"
-#   rule is one regime, not a law: **9**<!-- result: steps_rnn_default --> steps at PyTorch's default
-#   initialisation (from **8**<!-- result: draws_steps_default.min --> to
-#   **8**<!-- result: draws_steps_default.max --> steps in three more draws: the same in each) and never within 100 steps at g = 2,
-#   in every draw measured (in the one draw printed in full, the g = 2 norm grows and then
-#   stays within a band).
-# - An RNN layer is L dependent steps: time grows roughly linearly in L (the printed growth exponent) and
-#   parallel hardware cannot shorten the chain; self-attention has no chain but does L² work, and on the one
-#   CPU thread of the stored run the fused LSTM is the faster of the two at long L.
-# - With equal training budgets (400 steps) and three seeds, the GRU recalls over d = 10 in every seed and
-#   is above chance at d = 40 in every seed, where the plain RNN and the LSTM stay at chance; the final
-#   accuracy depends strongly on the seed, so one run per model would mislead.
-#
+# - Gates cost parameters: an LSTM has exactly 4× the weights of a plain RNN, a GRU 3×.
+# - A gradient sent back through many steps is multiplied by one factor per step: it vanishes
+#   geometrically (100 times weaker after 9<!-- result: steps_rnn_default --> steps at PyTorch's default
+#   initialisation) or, with large weights, explodes. The rule of thumb that an RNN forgets beyond twenty or
+#   thirty words describes one regime, not a law.
+# - The LSTM's cell path multiplies the gradient only by the forget gate, so a cell can learn to keep it;
+#   after the same short training the gated cells recall over longer distances than the plain RNN, the GRU
+#   farthest.
+# - An RNN's L steps must run in order; self-attention removes that chain (chapter 13 times both).
+
+# %% [markdown]
 # ## Exercises
 #
 # Replace `None` by your answer and run the cell; `check` tells you whether it is right (a hint otherwise).
@@ -823,9 +743,8 @@ if your_answer is not None:
     check("01.4", your_answer)
 
 # %% [markdown]
-# **Run it.** The next two exercises change one argument of a function and measure; the checker accepts a
-# range derived from the values the book measured with three seeds (stored with the answers, with the rule
-# that widened them). Each call takes a few seconds on a CPU.
+# The next two exercises change one argument of a function and measure; each call takes a few seconds on
+# a CPU. How the exercises are checked: see the preface.
 #
 # **01.5** Open the forget gate. Section 4 measured the LSTM at PyTorch's initialisation, where every gate
 # starts near σ(0) = 0.5. The function below builds the same 32-unit LSTM, adds `forget_bias` to the
@@ -918,3 +837,7 @@ if measured is not None:
 # h_t = (1 − z) ⊙ n + z ⊙ h_{t−1}) adds.
 #
 # </details>
+
+# %% [markdown]
+# Next: chapter 02 puts two such translators together, a reader and a writer, and finds a third problem:
+# everything the reader understood must pass to the writer through one vector.
