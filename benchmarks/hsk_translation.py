@@ -4,7 +4,7 @@
     ... --budget 3 --out /tmp/quick.json          # a quick end-to-end check (3 CPU seconds per run)
     ... --arms bpe tied --long-budget 0 --update  # rerun two arms, keep the others' runs in the file
 
-Chapter 11, §4, reads the JSON this writes (``tformer/book/benchmarks/hsk_translation.json``); training 21
+Chapter 11, §7 (a collapsed block), reads the JSON this writes (``tformer/book/benchmarks/hsk_translation.json``); training 21
 translators takes about twenty minutes of one CPU thread, more than the chapter may spend, so the numbers ship.
 
 **Data.** :func:`tformer.data.hsk.split_hsk` of :func:`tformer.data.hsk.load_hsk` (placeholders and repeats

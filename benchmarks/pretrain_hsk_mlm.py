@@ -1,8 +1,8 @@
-"""Pre-train the encoder-only models chapter 11 fine-tunes: masked-token prediction on the HSK sentences.
+"""Pre-train the encoder-only models chapter 12 fine-tunes: masked-token prediction on the HSK sentences.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/pretrain_hsk_mlm.py [--seeds 0 1 2] [--budget 240]
 
-Pre-training for long enough to help takes minutes per seed, more than chapter 11 may spend, so the weights ship
+Pre-training for long enough to help takes minutes per seed, more than chapter 12 may spend, so the weights ship
 in ``tformer/book/checkpoints/hsk_mlm_seed{N}.pt`` (float16) and the chapter loads them. Each file records what
 made it: the model settings, the vocabulary (``load_checkpoint`` refuses a different one), the seed, the budget
 in CPU seconds of one thread, the number of steps and the loss history. The text is the Chinese of the training
