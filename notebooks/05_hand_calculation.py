@@ -42,16 +42,27 @@ if "google.colab" in sys.modules:
 # **What you will learn**
 #
 # - the five steps of scaled dot-product attention (dot products, ÷√d_k, exp, normalise, mix) on the
-#   sentence 猫 / 追 / 老鼠 / 它, every number printed by code;
-# - the same computation as one matrix formula, softmax(QKᵀ/√d_k)V, and as `tformer`'s
-#   `scaled_dot_product_attention` — three routes, one answer;
-# - two slips worth recognising (a rounding slip made by one of this book's sources, and a wrong
-#   scale), and how to spot them;
+#   sentence 猫 / 追 / 老鼠 / 它, first as one picture, then every number printed by code;
+# - the same computation as one matrix formula, softmax(QKᵀ/√d_k)V, with QKᵀ drawn as queries in rows and
+#   keys in columns, and as `tformer`'s `scaled_dot_product_attention` — three routes, one answer;
+# - how to spot a wrong scale from the weights it produces, and why to round only at the end;
 # - the √d_k lab: the variance of q·k grows like d_k, an unscaled softmax turns into a one-hot argmax, and
 #   its gradient dies; dividing by √d_k fixes all three.
 #
 # **Prerequisites:** chapters 03 (attention as a weighted average) and 04 (queries, keys and values);
 # the softmax function; mean and variance of a random variable.
+
+# %% [markdown]
+# **New terms**
+#
+# - **scaled dot-product attention** — softmax(QKᵀ/√d_k)V: dot-product scores, divided by √d_k, turned into
+#   weights by a softmax, used to mix the values.
+# - **d_k, d_v** — the number of entries in a query or key vector, and in a value vector.
+# - **QKᵀ** — the grid of scores: one row per query, one column per key, each cell one dot product.
+# - **entropy of the weights** — −Σ p ln p, in nats (natural-log units): ln S for an even spread over S
+#   keys, 0 when one key takes everything.
+# - **saturated softmax** — one weight near 1 and the rest near 0; almost no gradient passes through it.
+# - **Jacobian of the softmax** — the matrix of ∂p_i/∂z_j, how each weight moves with each score.
 
 # %%
 import math
@@ -60,6 +71,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import torch
 
+from tformer.book import diagrams
 from tformer.book.environment import seed_everything
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results
@@ -74,25 +86,28 @@ pd.set_option("display.unicode.east_asian_width", True)  # align columns that ho
 # ## The example
 #
 # Four tokens: 猫 (cat), 追 (chases), 老鼠 (mouse), 它 (it). We compute the new representation of the
-# fourth token, 它, which has to work out what "it" refers to. The original Transformer (d_model 512, 8
-# heads) uses keys of 64 numbers per head; here they have two, so that every product fits in your head. Pretend a trained network produced
-# these vectors:
+# fourth token, 它, which has to work out what "it" refers to. The original Transformer compares queries
+# and keys of 64 numbers each; here they have two, so that every product fits in your head. Pretend a
+# trained network produced these vectors:
 #
 # - each token's **key** says what it offers to a search: the first coordinate reads roughly "is an
 #   animal", the second "is an action";
 # - each token's **value** is what it hands over when it is chosen (arbitrary numbers here);
 # - 它's **query** is [1, 0]: "I am looking for an animal".
 #
-# We work in float64 so that the printed digits are exact to the last one shown. The key width is the head
-# dimension Dh; the formula calls it d_k, and d_k = Dh throughout. The value width is Dv (d_v in the papers);
-# here both widths are 2.
+# The number of entries in a query or key is called d_k, and in a value d_v; here both are 2. We work in
+# float64 so that the printed digits are exact to the last one shown.
 
 # %%
 tokens = ["猫", "追", "老鼠", "它"]
-keys = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7], [1.0, 0.0]], dtype=torch.float64)  # (S=4, Dh=2)
-values = torch.tensor([[2.0, 1.0], [0.0, 3.0], [1.0, 2.0], [0.0, 0.0]], dtype=torch.float64)  # (S=4, Dv=2)
-query = torch.tensor([1.0, 0.0], dtype=torch.float64)  # (Dh=2,): the query of 它
+keys = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7], [1.0, 0.0]], dtype=torch.float64)  # (S=4, d_k=2)
+values = torch.tensor([[2.0, 1.0], [0.0, 3.0], [1.0, 2.0], [0.0, 0.0]], dtype=torch.float64)  # (S=4, d_v=2)
+query = torch.tensor([1.0, 0.0], dtype=torch.float64)  # (d_k=2,): the query of 它
 d_k = keys.shape[-1]
+# The figures below draw these very vectors (tformer.book.diagrams computes their numbers from the same ones).
+assert tokens == list(diagrams.FIVE_STEPS_TOKENS) and query.tolist() == list(diagrams.FIVE_STEPS_QUERY)
+assert keys.tolist() == [list(k) for k in diagrams.FIVE_STEPS_KEYS]
+assert values.tolist() == [list(v) for v in diagrams.FIVE_STEPS_VALUES]
 
 table = pd.DataFrame(
     {"key": [k.tolist() for k in keys], "value": [v.tolist() for v in values]}, index=tokens
@@ -101,13 +116,24 @@ print(table.to_string())
 print(f"\nquery of 它: {query.tolist()},  d_k = {d_k}")
 
 # %% [markdown]
+# ## The five steps in one picture
+#
+# Here is the whole computation before any code. Read it row by row for one token, or column by column for
+# one step: **score** each key by its dot product with the query, **scale** the scores by √d_k,
+# **exponentiate**, **normalise** by the sum to get the weights, and **mix** the values with those weights.
+# The sections below compute each column with code.
+
+# %%
+diagrams.show("five_steps")
+
+# %% [markdown]
 # ## Step 1 · Score: one dot product per key
 #
 # The score of key j is q·k_j = q₁k_j1 + q₂k_j2. A larger dot product means the key points the same way
 # as the query: a better match.
 
 # %%
-products = query * keys  # (S, Dh): the terms of each dot product
+products = query * keys  # (S, d_k): the terms of each dot product
 scores = products.sum(dim=-1)  # (S,)
 for token, k, term, score in zip(tokens, keys.tolist(), products.tolist(), scores.tolist(), strict=True):
     q1, q2 = query.tolist()
@@ -163,8 +189,8 @@ torch.testing.assert_close(weights_by_hand, reference, rtol=0, atol=5e-5)
 # ## Step 5 · Mix: the weighted sum of the values
 
 # %%
-contributions = weights_by_hand[:, None] * values  # (S, Dv): each value scaled by its weight
-output_by_hand = contributions.sum(dim=0)  # (Dv,)
+contributions = weights_by_hand[:, None] * values  # (S, d_v): each value scaled by its weight
+output_by_hand = contributions.sum(dim=0)  # (d_v,)
 mix = pd.DataFrame(
     {"weight": weights_by_hand, "value": [v.tolist() for v in values],
      "weight × value[0]": contributions[:, 0], "weight × value[1]": contributions[:, 1]},
@@ -186,22 +212,36 @@ torch.testing.assert_close(output_by_hand, torch.tensor([0.8507, 1.2408], dtype=
 #
 # ## The same in matrix form, and in `tformer`
 #
-# Nothing above was specific to one query. Stack the queries as rows of Q (here a single row, so Q has
-# shape (L, Dh) = (1, 2)), the keys as rows of K (S, Dh) and the values as rows of V (S, Dv):
+# Nothing above was specific to one query. Stack the queries as the rows of a matrix Q, of shape
+# (L, d_k) for L queries, the keys as the rows of K (S, d_k) and the values as the rows of V (S, d_v):
 #
 # $$\text{Attention}(Q, K, V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V$$
 #
-# QKᵀ is every dot product of step 1 at once, the softmax acts on each row (steps 3–4), and the product
-# with V is step 5. We check the formula and the package's function, `tformer.functional.
-# scaled_dot_product_attention`, against the hand calculation, and also against PyTorch's own function.
+# Transposing K turns its rows into columns, so QKᵀ is a grid with one row per query and one column per key,
+# and each cell is one dot product: every score of step 1, for every query at once. The picture draws it
+# for four queries; only 它's is this chapter's, the other three are made up to fill the grid (chapter 06
+# gives every token a query of its own).
 
 # %%
-Q = query[None, :]  # (L=1, Dh)
-weights_matrix = torch.softmax(Q @ keys.T / math.sqrt(d_k), dim=-1)  # (L, S)
-output_matrix = weights_matrix @ values  # (L, Dv)
+diagrams.show("qk_grid")
+queries_grid = torch.tensor(diagrams.QK_GRID_QUERIES, dtype=torch.float64)  # (L=4, d_k): 它's query is the last row
+scores_grid = queries_grid @ keys.T  # (L, S): row i, column j = query i · key j
+print(pd.DataFrame(scores_grid.numpy(), index=[f"{t} asks" for t in tokens], columns=tokens).round(2).to_string())
+torch.testing.assert_close(scores_grid[-1], scores, rtol=0, atol=1e-15)  # 它's row is step 1
 
-output_tformer, weights_tformer = scaled_dot_product_attention(Q, keys, values)  # (L, Dv), (L, S)
-output_torch = torch.nn.functional.scaled_dot_product_attention(Q, keys, values)  # (L, Dv)
+# %% [markdown]
+# The softmax then acts on each row of the grid separately (steps 3–4), and the product with V is step 5.
+# From here on Q holds only 它's query, a single row, so Q has shape (1, 2). We check the formula and the
+# package's function, `tformer.functional.scaled_dot_product_attention`, against the hand calculation, and
+# also against PyTorch's own function.
+
+# %%
+Q = query[None, :]  # (L=1, d_k)
+weights_matrix = torch.softmax(Q @ keys.T / math.sqrt(d_k), dim=-1)  # (L, S)
+output_matrix = weights_matrix @ values  # (L, d_v)
+
+output_tformer, weights_tformer = scaled_dot_product_attention(Q, keys, values)  # (L, d_v), (L, S)
+output_torch = torch.nn.functional.scaled_dot_product_attention(Q, keys, values)  # (L, d_v)
 
 for name, out in [("matrix formula", output_matrix), ("tformer", output_tformer), ("torch", output_torch)]:
     torch.testing.assert_close(out[0], output_by_hand, rtol=0, atol=1e-12)
@@ -217,12 +257,12 @@ plt.show()
 # %% [markdown]
 # ## Two slips worth recognising
 #
-# ### The rounding slip: 1.25 instead of 1.24
+# ### Rounding: once, at the end
 #
-# A Chinese article on this example (one of this book's sources) does the arithmetic with
-# two decimals at every step and reports the output as [0.85, 1.25]. The second component is 1.2408: to
-# two decimals, 1.24. Where does the extra hundredth come from? Let us replay the article's procedure,
-# rounding after every step, and compare it with two other ways of rounding.
+# One of the source articles does this calculation with two decimals at every step and reports the output
+# as [0.85, 1.25]. The cell below replays that procedure (√2 rounded to 1.41, then each scaled score, each
+# exponential, their sum and each weight rounded to two decimals) and gets its 1.25; exact arithmetic gives
+# 1.2408, which rounds to 1.24.
 
 # %%
 def round2(x: torch.Tensor) -> torch.Tensor:
@@ -230,93 +270,28 @@ def round2(x: torch.Tensor) -> torch.Tensor:
     return torch.round(x, decimals=2)
 
 
-# The article's chain: round the scaled scores, round the exps, round the sum, round each weight.
-scaled_2 = round2(scores / round2(torch.tensor(math.sqrt(2), dtype=torch.float64)))
-exps_2 = round2(scaled_2.exp())
-total_2 = round2(exps_2.sum())
-weights_2 = round2(exps_2 / total_2)
-slip = (weights_2[:, None] * values).sum(dim=0)  # (Dv,)
-
-weights_exact_rounded = round2(weights_by_hand)  # the right weights, rounded only once
-from_rounded_weights = (weights_exact_rounded[:, None] * values).sum(dim=0)  # (Dv,)
-
-chain = pd.DataFrame(
-    {"scaled (2 dp)": scaled_2, "exp (2 dp)": exps_2, "weight, rounded chain": weights_2,
-     "exact weight": weights_by_hand, "exact weight, 2 dp": weights_exact_rounded},
-    index=tokens,
-)
-print(chain.round(4).to_string())
-print(f"sum of rounded exps: {total_2:.2f}   (exact: {total:.4f})")
-print()
-print(f"output from the rounded chain:           {slip.round(decimals=4).tolist()}")
-print(f"output from exact weights rounded once:  {from_rounded_weights.round(decimals=4).tolist()}")
-print(f"output computed exactly, rounded at end: {output_by_hand.round(decimals=4).tolist()}")
+exps_2 = round2(round2(scores / 1.41).exp())  # (S,): the article's chain, rounding after every step
+weights_2 = round2(exps_2 / round2(exps_2.sum()))  # (S,)
+slip = (weights_2[:, None] * values).sum(dim=0)  # (d_v,)
+print(f"rounded at every step: weights {weights_2.tolist()}, output {slip.round(decimals=4).tolist()}")
+print(f"exact, rounded once:   weights {weights_by_hand.round(decimals=5).tolist()}, "
+      f"output {output_by_hand.round(decimals=2).tolist()}")
 results.record("slip_out_1", slip[1].item())
 results.record("slip_w_mouse", weights_2[2].item())
-results.record("rounded_once_out_1", from_rounded_weights[1].item())
+results.record("exact_w_mouse_5dp", weights_by_hand[2].item())
 assert torch.allclose(slip, torch.tensor([0.85, 1.25], dtype=torch.float64))  # the article's figure, reproduced
 assert round(output_by_hand[1].item(), 2) == 1.24
 
 # %% [markdown]
-# Where does each hundredth come from? The second output component is Σ weight × value[1], so each token
-# adds (its rounded weight − its exact weight) × value[1] to the error. The table splits the error of both
-# rounded outputs by token.
-
-# %%
-errors = pd.DataFrame(
-    {"value[1]": values[:, 1],
-     "rounded chain: error": (weights_2 - weights_by_hand) * values[:, 1],
-     "rounded once: error": (weights_exact_rounded - weights_by_hand) * values[:, 1]},
-    index=tokens,
-)
-print((errors + 0.0).round(4).to_string())  # + 0.0 turns -0.0 (它: value 0) into 0.0
-print(f"total error: rounded chain {(slip[1] - output_by_hand[1]).item():+.4f}, "
-      f"rounded once {(from_rounded_weights[1] - output_by_hand[1]).item():+.4f}")
-print(f"sum of the weights: rounded chain {weights_2.sum().item():.2f}, "
-      f"rounded once {weights_exact_rounded.sum().item():.2f}")
-article_scaled = 0.7 / 1.41  # 老鼠's score divided by √2 rounded to 1.41, as the article does
-print(f"老鼠's scaled score: 0.7 / 1.41 = {article_scaled:.4f}  (exact 0.7 / √2 = {scaled[2].item():.4f})")
-print(f"老鼠's weight: rounded chain {weights_2[2].item():.2f} = round({exps_2[2].item():.2f} / {total_2.item():.2f}"
-      f" = {(exps_2[2] / total_2).item():.4f}),  exact {weights_by_hand[2].item():.5f}")
-results.record("article_scaled_mouse", article_scaled)
-results.record("exact_scaled_mouse", scaled[2].item())
-results.record("chain_err_mouse", errors.iloc[2, 1])
-results.record("chain_err_total", (slip[1] - output_by_hand[1]).item())
-results.record("once_err_mouse", errors.iloc[2, 2])
-results.record("once_err_total", (from_rounded_weights[1] - output_by_hand[1]).item())
-results.record("once_weight_sum", weights_exact_rounded.sum().item())
-results.record("chain_ratio_mouse", (exps_2[2] / total_2).item())
-results.record("exact_w_mouse_5dp", weights_by_hand[2].item())
-results.record("chain_scaled_mouse", scaled_2[2].item())
-results.record("chain_exp_mouse", exps_2[2].item())
-results.record("chain_exp_total", total_2.item())
-results.record("once_w_mouse", weights_exact_rounded[2].item())
-largest = errors.abs().idxmax()  # the token with the largest error in each column
-assert largest["rounded chain: error"] == "老鼠" and largest["rounded once: error"] == "老鼠"
-
-# %% [markdown]
-# The rounded chain reproduces the article's **1.25**<!-- result: slip_out_1 --> exactly, and in both
-# rounded outputs the largest error is 老鼠's. Its exact weight, **0.24497**<!-- result: exact_w_mouse_5dp -->,
-# sits just below the point where rounding flips, so a small slip earlier decides which way it goes. The
-# article divides by √2 rounded to 1.41, which gives 老鼠 a scaled score of
-# **0.4965**<!-- result: article_scaled_mouse --> instead of **0.4950**<!-- result: exact_scaled_mouse -->;
-# that rounds to **0.50**<!-- result: chain_scaled_mouse --> (the exact score, 0.7/√2 =
-# **0.49497**<!-- result: exact_scaled_mouse -->, would round to **0.49**<!-- result: exact_scaled_mouse -->), e^0.50 = **1.65**<!-- result: chain_exp_mouse -->, and
-# 1.65 / **6.71**<!-- result: chain_exp_total --> = **0.2459**<!-- result: chain_ratio_mouse --> rounds to **0.25**<!-- result: slip_w_mouse -->. Times
-# 老鼠's value of 2, the excess adds **+0.0101**<!-- result: chain_err_mouse --> to the output, most of the
-# total error of **+0.0092**<!-- result: chain_err_total --> (猫 and 追 nearly cancel). Rounding the exact
-# weights once is no cure: 老鼠's **0.24497**<!-- result: exact_w_mouse_5dp --> now rounds down to
-# **0.24**<!-- result: once_w_mouse -->, contributing
-# **−0.0099**<!-- result: once_err_mouse --> of the total **−0.0108**<!-- result: once_err_total -->; the
-# four rounded weights sum to only **0.99**<!-- result: once_weight_sum -->, and the output falls to
-# **1.23**<!-- result: rounded_once_out_1 -->. The rule is the one from school: carry full precision
-# through every step, and round once, at the end.
-# The correct output is **[0.85, 1.24]**<!-- result: out_1 -->, or **1.2408**<!-- result: out_1 --> for the
-# second component to four places.
+# The culprit is 老鼠: its exact weight, **0.24497**<!-- result: exact_w_mouse_5dp -->, sits just below the
+# point where two-decimal rounding flips, and the early roundings push it up to
+# **0.25**<!-- result: slip_w_mouse -->; times 老鼠's value of 2, that accounts for the extra hundredth in
+# **1.25**<!-- result: slip_out_1 --> (the other tokens' rounding errors nearly cancel). The rule is the one from school: carry full precision through every
+# step, and round once, at the end.
 #
 # ### The scale slip: which √ do you divide by?
 #
-# Take two raw scores [4, 0] from a head with d_k = 4. The correct scale is √d_k = 2, so the softmax
+# Take two raw scores [4, 0] from queries and keys of width d_k = 4. The correct scale is √d_k = 2, so the softmax
 # sees [2, 0]. Suppose someone mixes up the width and divides by something else: the code below tries the
 # plausible wrong divisors. It also shows how to work backwards from a pair of weights you meet in an
 # explanation to the divisor that produced it: with two keys, softmax([4/s, 0])₁ = w₁ gives
@@ -354,11 +329,12 @@ assert abs(implied_scale - math.sqrt(4)) > 0.5 and abs(implied_scale - 4.0) > 0.
 # **[0.8044**<!-- result: wrong_w0 -->, **0.1956]**<!-- result: wrong_w1 -->: the score 4 became √2
 # instead of 2. Working backwards from those four-decimal weights returns a divisor of
 # **2.83**<!-- result: implied_scale --> = √8, far from both √d_k = 2 and d_k = 4, so a pair of weights
-# printed to four places is enough to tell which divisor an explanation used. Another confusion, dividing by
-# √d_model = √512 instead of the width of one head (the widths here are illustrative: d_k = 4 keeps the
-# arithmetic small, and 512 is the original Transformer's d_model, whose heads are 64 wide), flattens the same scores to an almost uniform
+# printed to four places is enough to tell which divisor an explanation used. Another confusion divides by
+# √d_model = √512, the width of the original Transformer's token vectors, instead of d_k (the model splits
+# those 512 numbers into 8 attention computations of d_k = 64 each, called heads, in chapter 07; here d_k = 4
+# only keeps the arithmetic small). It flattens the same scores to an almost uniform
 # **0.5441**<!-- result: dmodel_w0 -->. The rule: the divisor is the square root of the length of the
-# vectors that were dotted, the per-head width d_k.
+# vectors that were dotted, d_k.
 
 # %% [markdown]
 # ## The √d_k lab
@@ -403,11 +379,9 @@ results.record("scaled_var_max", max(ratios), tol=0.01)
 print(f"largest |Var(q·k)/d_k - 1| = {max(abs(r - 1) for r in ratios):.3f}")
 
 # %% [markdown]
-# The measurement follows the derivation: about **63**<!-- result: var_64 --> at d_k = 64 and about
-# **1029**<!-- result: var_1024 --> at d_k = 1024; the ratio Var(q·k)/d_k, which is the variance after
-# dividing by √d_k, stays between **0.98**<!-- result: scaled_var_min --> and
-# **1.01**<!-- result: scaled_var_max --> for every width (the assertion above demands 10%; the residue is
-# sampling noise from 20,000 pairs).
+# The measurement follows the derivation: the variance of q·k grows in step with d_k (about
+# **63**<!-- result: var_64 --> at d_k = 64, about **1029**<!-- result: var_1024 --> at d_k = 1024), and
+# after dividing by √d_k it stays at 1 for every width.
 
 # %%
 fig, ax = plt.subplots(figsize=(6.4, 4.0))
@@ -421,12 +395,23 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# 20,000 random (q, k) pairs per width, d_k = 2, 4, …, 1024, components drawn from a standard normal
+# distribution after a fixed seed. The ratio Var(q·k)/d_k, which is the variance after dividing by √d_k,
+# lies between **0.98**<!-- result: scaled_var_min --> and **1.01**<!-- result: scaled_var_max --> across
+# the widths; the code asserts that it is within 10% of 1 at every width. The residue is sampling noise from
+# 20,000 pairs.
+#
+# </details>
+
+# %% [markdown]
 # ### What a large score does to the softmax
 #
 # Why should we care that scores spread out? Because the softmax exponentiates them. One query against
 # S = 16 random keys: as d_k grows, the unscaled scores spread by √d_k and the softmax piles almost all
 # its weight on the single largest one. We measure three things, averaged over 2,000 random queries:
-# the **entropy** of the weights (ln 16 nats means uniform; 0 means one-hot), the **largest
+# the **entropy** of the weights, −Σ p ln p (ln 16 nats means uniform; 0 means one-hot), the **largest
 # weight**, and the size |J| of the softmax's Jacobian (its Frobenius norm), which the next subsection
 # defines and uses.
 
@@ -524,7 +509,7 @@ p = torch.softmax(z, dim=-1)
 torch.testing.assert_close(jac_autograd, torch.diag(p) - torch.outer(p, p), rtol=0, atol=1e-14)
 print("closed-form softmax Jacobian matches autograd (float64, atol 1e-14)")
 
-# The seed article's example: scores [8, -3] give softmax ≈ [1, 0] and a vanishing derivative.
+# The source article's example: scores [8, -3] give softmax ≈ [1, 0] and a vanishing derivative.
 p_83 = torch.softmax(torch.tensor([8.0, -3.0], dtype=torch.float64), dim=-1)
 results.record("p_8_minus3", p_83[0].item())
 results.record("dp_8_minus3", (p_83[0] * p_83[1]).item())
@@ -574,20 +559,20 @@ plt.show()
 # also remove the dependence on the width; √d_k is the one that makes the variance exactly 1.
 
 # %% [markdown]
-# ## Recap
+# **Takeaways**
 #
 # - Attention for one query is five steps: dot products with every key, ÷√d_k, exp, normalise, weighted
 #   sum of the values. For 它 in 猫 / 追 / 老鼠 / 它 the weights are [**0.3029**<!-- result: w_cat -->,
 #   **0.1493**<!-- result: w_chase -->, **0.2450**<!-- result: w_mouse -->, **0.3029**<!-- result: w_it -->]
 #   and the output **[0.8507**<!-- result: out_0 -->, **1.2408]**<!-- result: out_1 -->.
-# - The matrix form softmax(QKᵀ/√d_k)V does the same for all queries at once; `tformer`'s
-#   `scaled_dot_product_attention` and PyTorch's agree with the hand calculation to 1e-12.
-# - Round once, at the end: rounding every step turns 1.24 into 1.25. Divide by √d_k of one head; √8 or
-#   √d_model give different (wrong) weights.
-# - Var(q·k) = d_k for unit-variance components; unscaled, the softmax becomes an argmax and its gradient
-#   vanishes; scaled, entropy, largest weight and gradient are nearly the same at every width (largest
-#   weight **0.23**<!-- result: maxw_scaled_min -->–**0.25**<!-- result: maxw_scaled_max --> from d_k = 2
-#   to 1024).
+# - The matrix form softmax(QKᵀ/√d_k)V does the same for all queries at once: QKᵀ has a row per query and
+#   a column per key. `tformer`'s `scaled_dot_product_attention` and PyTorch's agree with the hand
+#   calculation to 1e-12.
+# - Round once, at the end: rounding every step turns 1.24 into 1.25. Divide by √d_k, the width of the
+#   vectors that were dotted; √8 or √d_model give different (wrong) weights.
+# - Var(q·k) = d_k for unit-variance components. Unscaled, the softmax of wide vectors becomes an argmax
+#   and its gradient vanishes; divided by √d_k, its spread, largest weight and gradient stay nearly the same
+#   at every width.
 
 # %% [markdown]
 # ## Exercises
@@ -615,7 +600,7 @@ if your_answer is not None:
     check("05.2", your_answer)
 
 # %% [markdown]
-# **05.3** Raw scores [3, 1] come from a head with d_k = 16. What weight does the first key get after
+# **05.3** Raw scores [3, 1] come from queries and keys of width d_k = 16. What weight does the first key get after
 # correct scaling? (four decimals)
 
 # %%
@@ -624,9 +609,8 @@ if your_answer is not None:
     check("05.3", your_answer)
 
 # %% [markdown]
-# **Run it.** The next two exercises change the lab's code and measure. The checker accepts a range derived
-# from the values the book measured with three seeds (stored with the answers, with the rule that widened
-# them), so your seed and your machine are fine. Each run takes about a second.
+# **Run it.** The next two exercises change the lab's code and measure; each run takes about a second.
+# How the exercises are checked: see the preface.
 #
 # **05.4** Another scale slip, at full size: in the function below, divide the scores by d_k
 # instead of √d_k (pass `divide_by=256` for d_k = 256) and measure the mean largest weight. Compare it with
@@ -677,7 +661,7 @@ if measured is not None:
 # <details><summary>Worked answer (click to open)</summary>
 #
 # Dividing by d_k gives Var(q·k/d_k) = d_k/d_k² = 1/d_k: the scores no longer blow up as d_k grows, they
-# shrink towards zero instead, and the wider the head the smaller they get. The dependence on the width is
+# shrink towards zero instead, and the wider the vectors the smaller they get. The dependence on the width is
 # still there, only reversed; what the softmax does with such scores is what exercise 05.4 measures.
 # Scaling is not about making scores small but about making their spread independent of d_k: the
 # standard deviation of q·k is √d_k (for unit-variance components), so dividing by √d_k, or by any fixed
