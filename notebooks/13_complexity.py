@@ -46,11 +46,24 @@ if "google.colab" in sys.modules:
 # - where the formulas come from, and how to count FLOPs of a real layer with torch's `FlopCounterMode`;
 # - how to time a layer honestly (warm-up, repeats, medians, the right clock) and read a log-log slope;
 # - when attention is cheaper than a recurrent layer (n < d), and why the clock disagrees with the FLOPs;
+# - how the time of whole layers grows with length: an LSTM's loop against a self-attention layer;
 # - what "sequential operations" and "maximum path length" mean, shown with operator counts and gradients;
 # - how big the attention matrix really is at GPT-2's context length.
 #
 # **Prerequisites:** chapters 01 (recurrent layers), 05–07 (scaled dot-product and multi-head attention).
 # Notation: n is the sequence length (L = S here), d the width `d_model`, k a convolution's kernel width.
+
+# %% [markdown]
+# **New terms**
+#
+# - **FLOP** — one floating-point multiplication or addition; a layer's FLOPs count its arithmetic.
+# - **O(·) cost** — how a cost grows with the sizes, constants dropped: O(n²·d) quadruples when n doubles.
+# - **convolution (1-D), kernel width k** — a layer whose output at each position mixes the k neighbouring
+#   inputs with the same weights everywhere; **dilated**: the k inputs are spaced apart.
+# - **log-log slope** — the exponent p of a cost ∝ n^p, read as the slope of its line on log-log axes.
+# - **wall clock / CPU clock** — elapsed time / the CPU seconds this process itself used.
+# - **sequential operations** — operations that must wait for one another, however many cores there are.
+# - **maximum path length** — the most layers or steps a signal crosses between two positions.
 
 # %%
 import math
@@ -76,7 +89,7 @@ print(f"device: {device.type}")
 # %% [markdown]
 # ## The claims this chapter checks
 #
-# The source articles (see the seeds of this book) state these; each row names the section that measures it.
+# The source articles state these; each row names the section that measures it.
 #
 # | claim | where |
 # |---|---|
@@ -85,11 +98,11 @@ print(f"device: {device.type}")
 # | encoder-decoder attention costs O(n²·d) + O(n·m·d) | §1 (corrected: the decoder's own m²·d term is missing) |
 # | "when n < d, attention costs less than an RNN" | §2 (true for the n²·d term; a full layer is another story) |
 # | doubling the length quadruples attention's cost | §3 |
-# | attention needs O(1) sequential steps, an RNN O(n) — "an order of magnitude faster to train" | §4 counts the steps; the training speed-up is not measured here (one CPU core; §6 says why) |
+# | attention needs O(1) sequential steps, an RNN O(n) — "an order of magnitude faster to train" | §4 counts the steps, §3 times whole layers; a training speed-up needs parallel hardware (§6) |
 # | space: attention O(n²), RNN O(d) | §5 (RNN corrected: training keeps O(n·d)) |
 # | GPT-2 at 1024 tokens stores "about 4M" attention weights, 16M at 2048, 64M at 4096 | §7 (corrected: 1M, 4M, 16M) |
 # | path length: attention O(1), RNN O(n), CNN O(log n) | §8 (CNN: O(n/k) with plain kernels, O(log_k n) only when dilated) |
-# | an RNN's signal decays along its path; dependencies "beyond 20–30 words basically cannot be passed on effectively" | §8 counts the steps; chapter 01 measures the decay |
+# | an RNN's signal decays along its path; dependencies "beyond twenty or thirty words basically cannot be passed on effectively" | §8 counts the steps; chapter 01 measures the decay |
 # | "GPU utilisation close to 100%" for attention, "extremely low" for RNNs | §6, measured on this machine |
 
 # %% [markdown]
@@ -156,13 +169,13 @@ gru_ratio = results.record("gru_ratio", rows[4][1] / rows[2][1])
 print(f"LSTM / RNN = {lstm_ratio}, GRU / RNN = {gru_ratio}")
 
 # %% [markdown]
-# Every formula matches torch's count exactly, and the seeds' constants are right: in matrix-product FLOPs
+# Every formula matches torch's count exactly, and the source articles' constants are right: in matrix-product FLOPs
 # an LSTM layer costs **4.0**<!-- result: lstm_ratio -->× an RNN layer and a GRU **3.0**<!-- result: gru_ratio -->×.
 #
-# One of the seeds' tables also gives the attention cost of whole architectures, with the encoder-decoder
-# row as O(n²·d) + O(n·m·d) for a source of n and a target of m tokens, and O(L·(n² + n·m)·d) for a stack.
-# The seed's L is the number of layers; in this book L is a length, so we write N for the number of layer
-# pairs, as the paper does. Count it: in a real encoder-decoder
+# One of the source articles' tables also gives the attention cost of whole architectures, with the
+# encoder-decoder row as O(n²·d) + O(n·m·d) for a source of n and a target of m tokens, and
+# O(L·(n² + n·m)·d) for a stack. That table's L is the number of layers; in this book L is a length, so we
+# write N for the number of layer pairs, as the paper does. Count it: in a real encoder-decoder
 # the attention matrix products (torch's `bmm`) come from three places per layer pair — encoder
 # self-attention (n²), decoder self-attention (m²) and cross-attention (n·m).
 
@@ -180,22 +193,22 @@ bmm_flops = sum(v for op, v in counter.get_flop_counts()["Global"].items() if "b
 seed_formula = layers * 4 * d_model * (n_src**2 + n_src * m_tgt)
 full_formula = layers * 4 * d_model * (n_src**2 + m_tgt**2 + n_src * m_tgt)
 print(f"attention products counted by torch: {bmm_flops:,}")
-print(f"seed's formula N·4d·(n² + n·m):       {seed_formula:,}")
+print(f"the articles' formula N·4d·(n² + n·m): {seed_formula:,}")
 print(f"with the decoder term N·4d·(n² + m² + n·m): {full_formula:,}")
 assert bmm_flops == full_formula != seed_formula
 missing_share = results.record("encdec_missing_share", 100 * (full_formula - seed_formula) / full_formula)
-print(f"the seed's formula misses {missing_share:.1f}% of the attention products")
+print(f"the articles' formula misses {missing_share:.1f}% of the attention products")
 
 # %% [markdown]
-# The count agrees with N·4d·(n² + **m²** + n·m): the seed's row forgets the decoder's own masked
+# The count agrees with N·4d·(n² + **m²** + n·m): the articles' row forgets the decoder's own masked
 # self-attention, which here is **16.6**<!-- result: encdec_missing_share -->% of the attention products
 # (for m ≈ n it is a third). Corrected: an encoder-decoder costs O(N·(n² + m² + n·m)·d) in attention.
 
 # %% [markdown]
 # ## 2 · When is attention cheaper? The n = d crossover in FLOPs
 #
-# The seeds' most surprising claim: when the sequence is shorter than the model is wide (n < d, which the seed
-# calls typical of modern LLMs; many now read contexts far longer than their width), n²·d < n·d², so self-attention costs *less* than a recurrent layer. With the exact
+# The source articles' most surprising claim: when the sequence is shorter than the model is wide (n < d,
+# which they call typical of modern LLMs; many now read contexts far longer than their width), n²·d < n·d², so self-attention costs *less* than a recurrent layer. With the exact
 # constants, attention's core (4n²d) equals an RNN (4nd²) exactly at n = d. But a self-attention *layer*
 # also has its four projections (8nd²), which alone cost twice an RNN layer. Plot all of them at d = 256.
 
@@ -343,9 +356,9 @@ for name, slope in slopes_n.items():
         assert abs(slope - predicted_n[name]) <= 0.3, (name, slope)
 
 # %% [markdown]
-# The fitted slopes sit within ±0.3 of the predicted exponents (the notebook times on one torch thread, so
-# the assertion above checks it on every CPU run): attention's time grows with n², the others with n. Doubling the length, which the seeds say
-# quadruples attention's cost, can be read directly off the table: compare the rows n = 512 and 1024.
+# Attention's time grows with n², the others' with n: the fitted slopes sit close to 2 and 1. Doubling the
+# length, which the source articles say quadruples attention's cost, can be read directly off the table:
+# compare the rows n = 512 and 1024.
 #
 # Where do the measured curves of attention and the RNN cross? In FLOPs at n = d; on the clock, later:
 
@@ -384,14 +397,12 @@ plt.show()
 # n = d. The reason is not the FLOP count but the arithmetic *shape*. Half of the RNN's FLOPs, the input
 # products x_t W_ih, torch does for all steps at once as one large product (section 4 counts it); the other
 # half, h_{t−1} W_hh, are n small vector-matrix products that must run one after another. The attention core
-# spends all of its FLOPs in two large products. What makes the small products slow is not measured one by
-# one here; the width sweep below suggests a large cost per step beyond the arithmetic. The dotted line shows what attention's FLOPs would cost
-# at the RNN's (lower) rate. Section 6 measures those rates against the ceiling.
+# spends all of its FLOPs in two large products. The dotted line shows what attention's FLOPs would cost at
+# the RNN's (lower) rate; section 6 measures those rates against the ceiling.
 #
 # **Against the width d.** Predicted: attention's core grows with d¹ (at fixed n), the RNN and convolution
 # with d². We fix n = 256 and vary d from 128 to 1024, with a batch of 4 sequences so that each RNN step
-# multiplies a small matrix rather than a single vector (with one vector per step we expect costs per step
-# beyond the arithmetic to weigh more, and to pull its slope further below 2; that variant is not run here).
+# multiplies a small matrix rather than a single vector.
 
 # %% tags=["nbval-ignore-output"]
 seed_everything(0)
@@ -445,13 +456,125 @@ print(f"RNN slope left of the fit region (d = {d_values[narrow[0]]}–{d_values[
 
 # %% [markdown]
 # Both halves of Table 1's cost column check out on the clock: attention is quadratic in length and linear
-# in width, recurrence and convolution the other way round. In width the check is that each fitted slope is
-# nearer its predicted exponent than the other one (within 0.45): the core's softmax does n² work whatever d
-# is, which pulls its slope below 1, and a ±0.3 band would also ask more of one run's timing on a shared
-# machine than a claim about exponents needs. (Left of the fit region the RNN's curve is
-# flatter in the stored run, its slope printed last above: which points to a per-step overhead that does not grow
-# with d², so that d² shows only once the products are large; that overhead was not measured on its own here,
-# and cache effects at large d could contribute.)
+# in width, recurrence and convolution the other way round. (The core's slope in width sits below 1 because
+# its softmax does n² work whatever d is.)
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# - **Clock and threads.** On a CPU every timing of sections 3 and 6 reads the CPU clock with torch on one
+#   thread, and the sweeps take turns round by round (`sweep_times`), so each point is a median of 7
+#   interleaved rounds after one warm-up round. On a GPU the wall clock is read after synchronising.
+# - **The slopes.** In length the fit starts at n = d (n ≥ 256 on a CPU, n ≥ 1024 on a GPU, where small
+#   products leave the device idle). The cell asserts each slope within ±0.3 of its predicted exponent on
+#   every CPU run; on a GPU it skips a layer whose fastest fitted call is under a millisecond. In width the check is
+#   looser, each fitted slope within 0.45 of its prediction, so nearer its own exponent than the other one:
+#   the softmax pulls the core's slope below 1, and earlier runs on a shared 2-core machine fitted the RNN's
+#   slope just outside a ±0.3 band around 2; that band would ask more of one timing than a claim about
+#   exponents needs.
+# - **The crossover.** At n = d the cell asserts only that the RNN is the slower layer; the time crossover is
+#   interpolated between the two measured lengths that bracket it and moves from run to run.
+# - **Not measured:** why the RNN's small products are slow, one by one. Left of the width fit region the
+#   RNN's curve is flatter (its slope is printed last above), which points to a cost per step that does not
+#   grow with d², so that d² shows only once the products are large; cache effects at large d could also
+#   contribute, and a batch of one vector per step (where such a cost would weigh more) was not run.
+#
+# </details>
+
+# %% [markdown]
+# ### Whole layers: chapter 01's LSTM against a self-attention layer
+#
+# Chapter 01 built an LSTM as a loop over time steps and left a question open: how does its time grow with
+# the length, next to a layer that has no loop? Here are whole layers at width d = 128 with a batch of 8
+# sequences: chapter 01's LSTM (`tformer.baselines.rnn.LSTM`, one Python call per step), torch's fused
+# `nn.LSTM` (the same loop in C++), and a self-attention layer with its four projections and 4 heads
+# (`MultiHeadAttention`, chapter 07).
+
+# %% tags=["nbval-ignore-output"]
+seed_everything(0)
+D_W, B_W = 128, 8
+lengths_w = [32, 64, 128, 256, 512] if not BIG else [64, 256, 1024, 4096]
+attention_w = MultiHeadAttention(D_W, 4).to(device)
+layers_w = {
+    "our LSTM (Python loop)": LSTM(D_W, D_W).to(device),
+    "nn.LSTM (fused C++ loop)": nn.LSTM(D_W, D_W, batch_first=True).to(device),
+    "self-attention layer (4 heads)": lambda x: attention_w(x, x, x),
+}
+calls_w = {name: [] for name in layers_w}
+for L in lengths_w:
+    x = torch.randn(B_W, L, D_W, device=device)  # (B, L, D)
+    for name, layer in layers_w.items():
+        calls_w[name].append(partial(layer, x))
+times_w = timed(calls_w, repeats=5)
+print(f"{'L':>5}" + "".join(f"{name:>32}" for name in times_w))
+for i, L in enumerate(lengths_w):
+    print(f"{L:>5}" + "".join(f"{times_w[name][i] * 1e3:>29.2f} ms" for name in times_w))
+fastest = [min(times_w, key=lambda name: times_w[name][i]) for i in range(len(lengths_w))]
+print("fastest at each L:", ", ".join(f"{L}: {name}" for L, name in zip(lengths_w, fastest, strict=True)))
+
+fig, ax = plt.subplots(figsize=(7, 4.2))
+for name, t in times_w.items():
+    ax.loglog(lengths_w, np.array(t) * 1e3, "o-", label=name)
+ax.set_xlabel("sequence length L (tokens)")
+ax.set_ylabel(f"median time per forward ({'wall' if BIG else 'CPU'} ms)")
+ax.set_title(f"Whole layers, B = {B_W}, d = {D_W} ({device.type})")
+ax.legend(fontsize=8)
+plt.show()
+
+# %% tags=["nbval-ignore-output"]
+loop_slope = loglog_slope(lengths_w, times_w["our LSTM (Python loop)"])
+print(f"fitted slope of our LSTM loop: {loop_slope:.2f} (1 = linear in L)")
+mid = len(lengths_w) // 2
+per_token = {name: t[mid] / lengths_w[mid] * 1e6 for name, t in times_w.items()}
+print(f"at L = {lengths_w[mid]}: " + ", ".join(f"{name} {v:.1f} µs/token" for name, v in per_token.items()))
+grow_from = lengths_w[-3]  # the growth over the two longest doublings (L = 128 to 512 on a CPU)
+growth = {name: t[-1] / t[-3] for name, t in times_w.items()}
+flop_growth = self_attention_flops(lengths_w[-1], D_W, projections=True) / self_attention_flops(
+    grow_from, D_W, projections=True
+)
+print(f"time growth from L = {grow_from} to {lengths_w[-1]}: "
+      + ", ".join(f"{name} ×{g:.1f}" for name, g in growth.items()))
+print(f"FLOPs predict ×{flop_growth:.1f} for the attention layer and ×{lengths_w[-1] / grow_from:.1f} for an LSTM")
+assert 0.6 < loop_slope < 1.4, loop_slope  # L steps of the same cost: linear (fixed costs flatten the short end)
+assert per_token["self-attention layer (4 heads)"] < per_token["our LSTM (Python loop)"]
+if not BIG:  # on a CPU attention's L² arithmetic shows: it grows faster than the fused loop, with a margin
+    assert growth["self-attention layer (4 heads)"] > 1.4 * growth["nn.LSTM (fused C++ loop)"], growth
+
+# %% [markdown]
+# The recurrent layers' times grow in proportion to L: an LSTM layer is L steps of the same cost, done one
+# after another. Attention's time grows faster, because its score matrix is L × L: from L = 128 to 512 the
+# FLOPs predict eightfold growth for the attention layer against fourfold for an LSTM, and the printed growth
+# line shows attention pulling away on the clock too. Per token, attention is far cheaper than the Python
+# loop, which pays the interpreter at every step; the fused `nn.LSTM` pays much less per step and, on one CPU
+# core here, is the faster of the two at the longest length. On a CPU there is no wall to see: the chain
+# costs time in proportion to L, and the L² arithmetic costs more at long lengths. The chain's real price shows on hardware with many parallel lanes, which a
+# chain of small steps cannot fill (sections 4 and 6).
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# - **Protocol.** As for the sweeps above: on a CPU, one torch thread and the CPU clock, every call taking
+#   its turn in each round (`sweep_times`), the median of 5 rounds after one warm-up round; on a GPU the wall
+#   clock after synchronising, with longer sequences (64 to 4096). No gradients are kept.
+# - **Asserted**, on every run: the Python loop's fitted slope lies between 0.6 and 1.4, nearer linear than
+#   quadratic (a fixed cost per call flattens the short end, and a heavily loaded machine moves the fit); per
+#   token at the middle length, attention is faster than the Python loop; and on a CPU, from L = 128 to 512,
+#   attention's time grows at least 1.4 times as much as `nn.LSTM`'s (the FLOPs predict twice; the softmax
+#   and the memory traffic over the L × L matrix add to attention's growth). Which of `nn.LSTM` and attention
+#   is faster at a given length is printed, not asserted: it depends on the machine.
+# - **Why these checks.** An earlier version of this timing read the wall clock, kept the fastest of 5 runs
+#   and left torch at its default thread count; with two notebooks running at once on a 2-core machine the
+#   loop's fitted slope came out far below 1, because wall-clock time on a busy machine also counts waiting.
+#   The CPU clock counts only this process's own work, and interleaved rounds spread what load remains over
+#   every point of every curve.
+# - **What a thread count can move.** With more threads a large product, like attention's, is split across
+#   cores, while the LSTM's small per-step products gain little from splitting and pay to synchronise the
+#   threads. More threads should therefore lower attention's curve more than the LSTM's, and move the length
+#   from which `nn.LSTM` is the faster one to longer sequences (not measured here: the book times on one
+#   thread). The growth of each curve with L, which the checks rest on, is set by the arithmetic, not by the
+#   threads.
+#
+# </details>
 
 # %% [markdown]
 # ## 4 · Sequential operations: n steps against one product
@@ -511,14 +634,14 @@ print(f"n = 32, torch's nn.RNN on the CPU: {torch_products} matrix products")
 assert torch_products == 1 + waiting_32  # torch's CPU kernel does the same
 
 # %% [markdown]
-# At n = 32 the RNN issues **64**<!-- result: rnn_products_32 --> matrix products, two per step; the
+# At n = 32 the RNN runs **64**<!-- result: rnn_products_32 --> matrix products, two per step; the
 # **32**<!-- result: rnn_waiting_32 --> recurrent ones (h_{t−1} W_hh) each wait for the previous step's
 # output, and no rearrangement removes that chain. Torch's own `nn.RNN` already does the input products
-# first on a CPU: at n = 32 it issues **33**<!-- result: torch_rnn_products_32 --> products, one for all
-# the inputs and the 32 that wait. Attention issues **2**<!-- result: att_products_32 -->, at
+# first on a CPU: at n = 32 it runs **33**<!-- result: torch_rnn_products_32 --> products, one for all
+# the inputs and the 32 that wait. Attention runs **2**<!-- result: att_products_32 -->, at
 # any length, and neither waits for a position. On hardware with thousands of parallel lanes this is what
 # matters: two big products can fill the device, a chain of n small dependent ones cannot (sections 3 and
-# 6 measure what the chain costs on this machine).
+# 6 time what the chain costs on this machine).
 
 # %% [markdown]
 # ## 5 · Memory against n
@@ -570,15 +693,15 @@ plt.show()
 # the softmax weights are alive together, while the softmax turns one into the other; the weights then stay
 # for the backward pass, which needs them, while the scores are freed), the RNN's with slope
 # **1.00**<!-- result: mem_slope_rnn -->. One
-# seed's table gives the RNN's space as O(d): true only for inference that keeps the running state and
+# of the source articles' tables gives the RNN's space as O(d): true only for inference that keeps the running state and
 # discards the outputs. Training must keep all n hidden states for backpropagation through time, O(n·d).
 
 # %% [markdown]
 # ## 6 · How close does each layer get to the ceiling?
 #
 # Divide each layer's FLOPs (from the formulas, now trusted) by its measured time, and compare with the
-# matrix-multiply ceiling of section 3. The seeds say attention keeps a GPU "close to 100%" busy and an RNN
-# "extremely low"; here is the measured fraction on this device.
+# matrix-multiply ceiling of section 3. The source articles say attention keeps a GPU "close to 100%" busy
+# and an RNN "extremely low"; here is the measured fraction on this device.
 
 # %% tags=["nbval-ignore-output"]
 n_at = 1024
@@ -602,20 +725,27 @@ torch.set_num_threads(threads)  # timing is over: restore torch's settings
 torch.backends.mkldnn.enabled = onednn
 
 # %% [markdown]
-# In the stored run the attention core and the convolution run near the ceiling (the ceiling is a practical
-# one, measured on a single 1024 × 1024 product, so a layer can land above it as well as below); the RNN reaches less
-# than half the attention core's rate (the cell asserts that bound on every run). Section 4 counted the shapes
-# behind it: torch does the RNN's input products for all steps as one large product, but the other half of its
-# FLOPs are n products of a single vector by W_hh, each waiting for the one before. Why those small products
-# run at a low rate was not measured directly. One hint comes from the width sweep of section 3 (batch 4):
-# left of its fit region the RNN's time grew far more slowly than d² (the slope printed there), which points
-# to a cost per step that does not grow like d². How large that cost is next to the arithmetic at batch 1,
-# as in the length sweep, was not measured. So the shape of the work, not the FLOP count, is the likely
-# reason the RNN is slower at equal FLOPs. On a GPU the
-# ceiling is set by thousands of lanes that a single vector per step cannot fill, so we expect the gap to
-# widen there, but the stored run cannot show it: the "order of magnitude" of the seeds depends on the
-# hardware, and the cell above measures it on yours. (A measurement on one core says nothing about
-# "100% GPU utilisation"; on a GPU, run this chapter again.)
+# The attention core and the convolution run at a large share of the ceiling; the RNN reaches well under
+# half the attention core's rate. Section 4 counted the shapes behind it: torch does the RNN's input products for all steps as
+# one large product, but the other half of its FLOPs are n products of a single vector by W_hh, each waiting
+# for the one before. So the shape of the work, not the FLOP count, is the likely reason the RNN is slower at
+# equal FLOPs. On a GPU the ceiling is set by thousands of lanes that a single vector per step cannot fill, so
+# we expect the gap to widen there: the source articles' "order of magnitude" depends on the hardware, and the
+# cell above measures it on yours. (One CPU core says nothing about "100% GPU utilisation"; on a GPU, run
+# this chapter again.)
+
+# %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# The rates divide the formulas' FLOPs by the medians of section 3's length sweep at n = 1024 (one thread,
+# CPU clock on a CPU). The ceiling is a practical one, measured on a single 1024 × 1024 product, so a layer
+# can land above it as well as below. The cell asserts on every run that the RNN reaches less than half the
+# attention core's rate. Why the RNN's small products run at a low rate was not measured directly; the hint
+# is the width sweep of section 3 (batch 4), where left of its fit region the RNN's time grew far more
+# slowly than d², pointing to a cost per step that does not grow like d². How large that cost is next to the
+# arithmetic at batch 1 was not measured.
+#
+# </details>
 
 # %% [markdown]
 # ## 7 · The attention matrix at GPT-2's lengths
@@ -650,7 +780,7 @@ _ = results.record("gpt2_total_mib", attention_matrix_bytes(1024, num_heads=12, 
 # %% [markdown]
 # At 1024 tokens one head of one layer holds **1,048,576**<!-- result: w1024 --> weights, **4**<!-- result:
 # mib1024 --> MiB in float32; at 2048, **4,194,304**<!-- result: w2048 --> (4×); at 4096,
-# **16,777,216**<!-- result: w4096 --> (16×). One seed says "about 4M, 16M, 64M": the ratios are right but
+# **16,777,216**<!-- result: w4096 --> (16×). One of the source articles says "about 4M, 16M, 64M": the ratios are right but
 # every count is 4× too large — it seems to have confused the 4 *MiB* with 4 M *weights*. Summed over GPT-2
 # small's 12 layers × 12 heads, training at 1024 tokens keeps **576**<!-- result: gpt2_total_mib --> MiB of
 # attention weights per sequence in float32 — before activations, gradients or optimiser state — when the
@@ -747,7 +877,7 @@ _ = results.record("dilated_layers_16", measured_paths["conv k=3, dilations 1, 3
 # %% [markdown]
 # Over 16 positions a stack of contiguous k = 3 convolutions needs **8**<!-- result: conv_layers_16 -->
 # layers (⌈(n − 1)/(k − 1)⌉, growing like n/k), and only dilated ones reach in **3**<!-- result:
-# dilated_layers_16 --> (⌈log₃ 16⌉). The seeds' "CNN: O(log n)" is the dilated case: Table 1 of the paper
+# dilated_layers_16 --> (⌈log₃ 16⌉). The source articles' "CNN: O(log n)" is the dilated case: Table 1 of the paper
 # lists O(log_k(n)) for convolutions, and its §4 explains that this needs dilated convolutions, while
 # contiguous kernels need O(n/k) layers.
 #
@@ -784,22 +914,20 @@ _ = results.record("rnn_passes_0", passes[0])
 # step. Attention's path is one layer for every pair.
 
 # %% [markdown]
-# ## Recap
+# **Takeaways**
 #
-# - FLOPs: attention core 4n²d (+8nd² projections), RNN 4nd² (LSTM ×4, GRU ×3), convolution 2knd² —
-#   each equal to torch's own count. An encoder-decoder's attention costs N·4d·(n² + m² + n·m)
-#   for N layer pairs.
-# - The n = d crossover is real for the terms Table 1 compares, not for whole layers: a full attention layer
-#   never undercuts an Elman RNN in FLOPs, and beats an LSTM only while n < 2d.
-# - Measured on the clock: attention's time grows with slope ≈ 2 in n and nearer 1 than 2 in d, the RNN's
-#   and convolution's with ≈ 1 in n and nearer 2 than 1 in d. At equal FLOPs the RNN is still slower, most likely because half its FLOPs are n
-#   dependent vector-matrix products, and the layer runs at less than half the attention core's rate.
-# - Memory: attention keeps n² weights per head per layer (4<!-- result: mib1024 --> MiB at n = 1024 in float32; 576<!-- result: gpt2_total_mib --> MiB for GPT-2
-#   small's whole stack); an RNN keeps n·d in training, O(d) only when streaming.
-# - Path length: one attention layer connects all pairs; convolutions need ⌈(n − 1)/(k − 1)⌉ layers, O(n/k)
-#   (O(log_k n) if dilated);
-#   an RNN's signal crosses n − 1 recurrent steps.
-#
+# - FLOPs: attention core 4n²d (+8nd² projections), RNN 4nd² (LSTM ×4, GRU ×3), convolution 2knd², each
+#   equal to torch's own count. The n = d crossover holds for the terms Table 1 compares, not for whole
+#   layers: a full attention layer never undercuts an Elman RNN in FLOPs, and beats an LSTM only while n < 2d.
+# - Time: attention's grows like n² and a recurrent layer's like n, but at equal FLOPs the RNN is the slower
+#   layer, because half its FLOPs are n small products that wait for one another.
+# - Memory: attention keeps n² weights per head per layer (4<!-- result: mib1024 --> MiB at n = 1024 in
+#   float32; 576<!-- result: gpt2_total_mib --> MiB for GPT-2 small's whole stack); an RNN keeps n·d in
+#   training, O(d) only when streaming.
+# - Paths: one attention layer connects every pair of positions in one hop; convolutions need
+#   ⌈(n − 1)/(k − 1)⌉ layers (O(log_k n) if dilated), and an RNN's signal crosses n − 1 recurrent steps.
+
+# %% [markdown]
 # ## Exercises
 #
 # Each checker cell prints a verdict. Replace `None` with your answer and run it. The first four are
@@ -845,10 +973,9 @@ if your_answer is not None:
     check("13.4", your_answer)
 
 # %% [markdown]
-# **Run it.** The next two exercises change code and measure; the checker accepts a range derived from the
-# values the book measured with three seeds (stored with the answers, with the rule that widened them).
-# Both measure counts, bytes and operations, not seconds, so your machine's speed does not matter; each
-# call takes about a second.
+# The next two exercises change code and measure counts, bytes and operations, not seconds, so your
+# machine's speed does not matter; each call takes about a second. How the exercises are checked: see the
+# preface.
 #
 # **13.5** Split into heads. Section 1 counted the attention core's FLOPs as 4n²d *whatever the number of
 # heads*. Does its memory agree? The function below runs the core in training mode (autograd on) over
