@@ -263,7 +263,7 @@ class MultiHeadAttention(nn.Module):
         positions: Tensor | None = None,
     ) -> tuple[Tensor, Tensor]:
         """:meth:`forward` without its checks: the layers call it after checking their own inputs once."""
-        B, L, _ = query.shape
+        L = query.shape[1]
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
         if _filled_static(cache):
             k, v = cache.key, cache.value  # type: ignore[union-attr]  # (B, H, S, Dh): the memory, projected once

@@ -32,7 +32,6 @@ from tformer._checks import (
     check_bool,
     check_choice,
     check_divisible,
-    check_ids,
     check_int,
     check_probability,
     check_tensor,
