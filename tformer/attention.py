@@ -219,16 +219,8 @@ class MultiHeadAttention(nn.Module):
         self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
         return self._forward(query, key, value, mask, cache=cache, positions=positions)
 
-    def check_inputs(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        *,
-        cache: KVCache | None = None,
-        positions: Tensor | None = None,
-    ) -> None:
+    def check_inputs(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                     cache: KVCache | None = None, positions: Tensor | None = None) -> None:
         """The checks of :meth:`forward`, for a caller that then runs the unchecked ``_forward`` (the layers).
 
         Raises:
@@ -252,16 +244,8 @@ class MultiHeadAttention(nn.Module):
         if mask is not None:
             attention_mask_for_heads(mask, B, self.num_heads, L, S)
 
-    def _forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        *,
-        cache: KVCache | None = None,
-        positions: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor]:
+    def _forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                 cache: KVCache | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """:meth:`forward` without its checks: the layers call it after checking their own inputs once."""
         L = query.shape[1]
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)

@@ -338,16 +338,7 @@ class CachedGenerationMixin:
         ``generate(prompt (B, P), max_new_tokens) -> (B, P + max_new_tokens)``.
     """
 
-    def generate(
-        self,
-        prompt: Tensor,
-        max_new_tokens: int,
-        *,
-        use_cache: bool = True,
-        temperature: float = 0.0,
-        top_k: int | None = None,
-        generator: torch.Generator | None = None,
-    ) -> Tensor:
-        """Extend ``prompt`` by ``max_new_tokens`` tokens; see :func:`generate` (shapes, sampling, errors)."""
-        return generate(self, prompt, max_new_tokens, use_cache=use_cache, temperature=temperature, top_k=top_k,
-                        generator=generator)  # fmt: skip
+    def generate(self, prompt: Tensor, max_new_tokens: int, **options: Any) -> Tensor:
+        """Extend ``prompt`` by ``max_new_tokens`` tokens: :func:`generate` with this model. ``options`` are its
+        keywords (``use_cache``, ``temperature``, ``top_k``, ``generator``); shapes and errors are its own."""
+        return generate(self, prompt, max_new_tokens, **options)

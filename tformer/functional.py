@@ -92,14 +92,8 @@ def scaled_dot_product_attention(
     return attend(query, key, value, mask, dropout_p, score_bias)
 
 
-def attend(
-    query: Tensor,
-    key: Tensor,
-    value: Tensor,
-    mask: Tensor | None = None,
-    dropout_p: float = 0.0,
-    score_bias: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
+def attend(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0,
+           score_bias: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """softmax(Q Kᵀ / √Dh + score_bias) V without the argument checks: :func:`scaled_dot_product_attention`'s body.
 
     For callers that have checked their inputs already (the attention modules check theirs where a user calls

@@ -231,15 +231,13 @@ class EncoderLayer(nn.Module):
         return self._forward(x, mask, cache=cache, positions=positions)
 
     def check_inputs(
-        self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None, positions: Tensor | None = None
-    ) -> None:
+                     self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None, positions: Tensor | None = None) -> None:
         """The checks of :meth:`forward` (the stream, then the self-attention's), run once by the one who calls in."""
         _check_stream("x", x, self)
         self.self_attn.check_inputs(x, x, x, mask, cache=cache, positions=positions)
 
     def _forward(
-        self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None, positions: Tensor | None = None
-    ) -> tuple[Tensor, Tensor]:
+                 self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """:meth:`forward` without its checks: what :class:`Encoder` runs for every layer."""
         if self.norm_first:
             h = self.norm1(x)
@@ -338,15 +336,8 @@ class DecoderLayer(nn.Module):
         self.check_inputs(x, memory, self_mask, memory_mask, cache=cache)
         return self._forward(x, memory, self_mask, memory_mask, cache=cache)
 
-    def check_inputs(
-        self,
-        x: Tensor,
-        memory: Tensor,
-        self_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        *,
-        cache: tuple[KVCache, KVCache] | None = None,
-    ) -> None:
+    def check_inputs(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
+                     memory_mask: Tensor | None = None, *, cache: tuple[KVCache, KVCache] | None = None) -> None:
         """The checks of :meth:`forward` (stream, memory, both attentions'), run once by the one who calls in."""
         _check_stream("x", x, self)
         check_activation("memory", memory, "(B, S, D)", self.self_attn.w_q.weight, B=x.shape[0], D=self.self_attn.d_model)
@@ -354,15 +345,8 @@ class DecoderLayer(nn.Module):
         self.self_attn.check_inputs(x, x, x, self_mask, cache=self_cache)
         self.cross_attn.check_inputs(x, memory, memory, memory_mask, cache=cross_cache)
 
-    def _forward(
-        self,
-        x: Tensor,
-        memory: Tensor,
-        self_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        *,
-        cache: tuple[KVCache, KVCache] | None = None,
-    ) -> tuple[Tensor, Tensor, Tensor]:
+    def _forward(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
+                 memory_mask: Tensor | None = None, *, cache: tuple[KVCache, KVCache] | None = None) -> tuple[Tensor, Tensor, Tensor]:
         """:meth:`forward` without its checks: what :class:`Decoder` runs for every layer."""
         self_cache, cross_cache = (None, None) if cache is None else cache
         if self.norm_first:
@@ -476,14 +460,8 @@ class Encoder(nn.Module):
         self.layers[0].check_inputs(x, mask, cache=None if cache is None else cache[0], positions=positions)
         return self._forward(x, mask, cache=cache, positions=positions)
 
-    def _forward(
-        self,
-        x: Tensor,
-        mask: Tensor | None = None,
-        *,
-        cache: list[KVCache] | None = None,
-        positions: Tensor | None = None,
-    ) -> tuple[Tensor, list[Tensor]]:
+    def _forward(self, x: Tensor, mask: Tensor | None = None, *, cache: list[KVCache] | None = None,
+                 positions: Tensor | None = None) -> tuple[Tensor, list[Tensor]]:
         """:meth:`forward` without its checks: every layer trusts the first layer's checked inputs (the models
         call this after checking their tokens)."""
         all_weights = []
@@ -559,15 +537,8 @@ class Decoder(nn.Module):
         self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
         return self._forward(x, memory, self_mask, memory_mask, cache=cache)
 
-    def _forward(
-        self,
-        x: Tensor,
-        memory: Tensor,
-        self_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        *,
-        cache: list[tuple[KVCache, KVCache]] | None = None,
-    ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+    def _forward(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
+                 memory_mask: Tensor | None = None, *, cache: list[tuple[KVCache, KVCache]] | None = None) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         """:meth:`forward` without its checks (the models call this after checking their tokens)."""
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.layers):

@@ -163,21 +163,9 @@ class GroupedQueryAttention(nn.Module):
         self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
         return self._forward(query, key, value, mask, cache=cache, positions=positions)
 
-    def check_inputs(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        *,
-        cache: KVCache | None = None,
-        positions: Tensor | None = None,
-    ) -> None:
-        """The checks of :meth:`forward`, for a caller that then runs the unchecked ``_forward`` (the layers).
-
-        Raises:
-            TypeError / ValueError: as :meth:`forward`.
-        """
+    def check_inputs(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                     cache: KVCache | None = None, positions: Tensor | None = None) -> None:
+        """What :meth:`forward` checks, once: a 2024 block runs this, then ``_forward`` (see forward's Raises)."""
         check_query_key_value(query, key, value, self.w_q.weight)
         B, L, _ = query.shape
         if self.rope is not None:
@@ -190,16 +178,8 @@ class GroupedQueryAttention(nn.Module):
             S = key.shape[1] + (0 if cache is None else len(cache))
             attention_mask_for_heads(mask, B, self.num_heads, L, S)
 
-    def _forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        mask: Tensor | None = None,
-        *,
-        cache: KVCache | None = None,
-        positions: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor]:
+    def _forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                 cache: KVCache | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """:meth:`forward` without its checks: what a layer runs after checking its own inputs."""
         B, L, _ = query.shape
         Hkv, R, Dh = self.num_kv_heads, self.group_size, self.head_dim
