@@ -1,6 +1,9 @@
 """Turning a trained model into output sequences: greedy search, beam search, sampling, the KV cache.
 
-Introduced in ``10_encoder_decoder`` (greedy, beam, KV cache) and ``12_three_families`` (sampling). The
+All of the package's generation lives here; its argument checks are in ``tformer._checks``. Introduced in
+``10_encoder_decoder`` (greedy, beam, KV cache) and ``12_three_families`` (sampling, :func:`generate` and
+:class:`CachedGenerationMixin` for the causal language models). How long a model's input may grow is its
+``position_limit`` (``None``: no end), which the searches and :func:`generate` read. The
 encoder-decoder functions work with any model that has ``encode(src) -> memory``,
 ``decode(tgt_in, memory, src_padding, cache=...) -> logits``, ``new_cache()`` and ``pad_id``, such as
 :class:`tformer.models.Transformer`. They run under ``torch.no_grad()`` and leave train/eval mode to the
