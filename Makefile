@@ -30,9 +30,15 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name tformer --display-name "Python (tformer)" >/dev/null
 	@touch $(STAMP)
 
+# The file browser lists each chapter once: the percent-format twins (NN_name.py) are hidden, next to the
+# server's own default patterns. They are still saved: jupytext (jupytext.toml) writes both files on every save.
+LAB_HIDE := __pycache__ *.pyc *.pyo .DS_Store *~ [0-9][0-9]_*.py
+LAB_FLAGS := --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(ROOT_FLAG) \
+	$(foreach glob,$(LAB_HIDE),'--ContentsManager.hide_globs=$(glob)')
+
 ## make lab: install everything (first time), then open JupyterLab on notebooks/ and print its URL.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) $(ROOT_FLAG)
+	$(BIN)/jupyter lab $(LAB_FLAGS)
 
 ## make test: pairing check, unit tests, the fast chapters at the default thread count, then nbval (strict) on
 ## every notebook; fails if the run changed any file in the checkout (the tests never rewrite tracked files).
