@@ -275,7 +275,7 @@ assert all(b[0].accuracy > b[-1].accuracy + 0.2 for b in fixed_buckets)  # falls
 # minimum–maximum. The shortest group (1–5 words) scores **81.4**<!-- result: fixed_short.min -->–**85.3%**<!-- result: fixed_short.max -->,
 # the longest (16 words or more) **0.0%**<!-- result: fixed_long.max --> in every run. The cell asserts, run
 # by run, that the longest group is at least 20 percentage points below the shortest. The test sentences never occur in
-# training. The printed times vary from machine to machine.
+# training. The printed times depend on the machine and on what else it is running.
 #
 # </details>
 
@@ -399,7 +399,8 @@ plt.show()
 # attention, but there is no collapse. The attention model also learns far faster: after 200 steps its
 # training loss is more than ten times lower. In each of the three training runs the attention model is far
 # ahead on the longest sentences. Attention is not free either: each decoder step now scores every source
-# word in a Python loop over decoder steps, so a training step takes longer (compare the printed times).
+# word, in a Python loop over decoder steps, so a training step does more work than the fixed-context
+# model's.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -414,8 +415,10 @@ plt.show()
 # training loss, averaged over the last twenty steps, is **0.752**<!-- result: fixed_loss.min -->–**0.767**<!-- result: fixed_loss.max -->
 # nats per token for the fixed-context model and **0.031**<!-- result: attn_loss.min -->–**0.041**<!-- result: attn_loss.max -->
 # for the attention model (asserted: more than ten times lower in every pairing of runs). Longer training was
-# not tried, so whether it would close the gap is open (the **Why?** question at the end). The times are
-# wall-clock seconds on the machine that built the page; they vary from machine to machine.
+# not tried, so whether it would close the gap is open (the **Why?** question at the end). The printed
+# training times come from a machine that was shared with other jobs when the page was built: they moved by
+# nearly a factor of two between runs of the same model, so they do not measure the cost of attention. Run the
+# chapter on an idle machine to compare them.
 #
 # </details>
 
