@@ -61,8 +61,7 @@ if "google.colab" in sys.modules:
 #
 # **Prerequisites:** chapters 06 (masks), 07 (multi-head attention), 08 (sinusoidal positions and RoPE) and
 # 10 (the encoder and its training loop). The model here is an encoder alone, with no decoder: chapter 12
-# names this family (BERT's), compares it with the other two, and uses these sentences once more, to ask
-# whether text without labels can help a model that has few.
+# names this family (BERT's) and compares it with the other two.
 #
 # **The data.** The sentences come from the `hsk-sentences-audio` package (PyPI, version 1.0.0, by the
 # hsk-sentences-audio contributors; code MIT, **data CC-BY-SA-4.0**). It ships the sentences as JSON inside
@@ -194,7 +193,7 @@ for s in split.train[:3]:
 
 # %% [markdown]
 # Every sentence has a level, one of 19<!-- result: num_topics --> topics and a type (statement, question or
-# imperative); chapter 12 uses the topics as labels. First, how does this compare with the corpus the book
+# imperative). First, how does this compare with the corpus the book
 # generated for chapters 02 and 10? Both are counted the same way: words as the data segments them (the HSK
 # segmentation; spaces in the generated English), and for Chinese also characters. "Held-out" below means the
 # validation sentences.
@@ -596,7 +595,7 @@ for (name, found), style in zip(lookups_val.items(), ("--", ":", "-."), strict=T
 ax.set_yticks(range(len(ARM_LABELS)), list(ARM_LABELS.values()))
 ax.set(xlabel="polyphones read right, validation split (%)",
        title="What each ingredient adds (chosen on validation)")  # fmt: skip
-ax.legend(loc="lower right", fontsize=8)
+ax.legend(loc="upper left", fontsize=8)
 plt.show()
 
 # %% [markdown]
@@ -698,7 +697,7 @@ word_lookup = score_readings(read_by_word(split.test), split.test, split.train)
 num_poly_test = results.record("num_poly_test", baseline.num_polyphone_chars)
 print(f"test split: {len(split.test)} sentences, {baseline.num_chars:,} characters, {num_poly_test} of them "
       f"polyphones; {100 * baseline.unseen_share:.1f}% of the characters never seen in training")  # fmt: skip
-print(f"  {'':32} {'polyphones (%)':>15} {'all characters (%)':>19} {'polyphone errors':>17}")
+print(f"  {'':48} {'polyphones (%)':>15} {'all characters (%)':>19} {'polyphone errors':>17}")
 for name, found, key in ((f"the shipped tagger ({ARM_LABELS[CHOSEN]})", shipped, "reader"),
                          ("lookup: previous character", neighbour_lookup, "neighbour_lookup"),
                          ("lookup: word", word_lookup, "word_lookup"),
@@ -706,7 +705,7 @@ for name, found, key in ((f"the shipped tagger ({ARM_LABELS[CHOSEN]})", shipped,
     results.record(f"{key}_poly", 100 * found.polyphone_accuracy)
     results.record(f"{key}_acc", 100 * found.accuracy)
     wrong = results.record(f"{key}_errors", round((1 - found.polyphone_accuracy) * num_poly_test))
-    print(f"  {name:32} {100 * found.polyphone_accuracy:15.1f} {100 * found.accuracy:19.1f} {wrong:17}")
+    print(f"  {name:48} {100 * found.polyphone_accuracy:15.1f} {100 * found.accuracy:19.1f} {wrong:17}")
 assert shipped.polyphone_accuracy > baseline.polyphone_accuracy + 0.03  # far above the context-free reading
 
 # %% [markdown]
@@ -773,8 +772,9 @@ print(f"validation: 了 right after 到 {len(dao_le)} times, labelled liao3 {dao
 #
 # Two consequences. A score against these labels counts the data's errors as the reader's, so no reader,
 # human or model, can reach 100% as the data scores it. And a model (or a lookup) that learns "了 after 到 is
-# *liǎo*" is scored right for learning a mistake: the tagger learned exactly that, as the last line above
-# shows. The comparisons on this page are all against the same labels, so they stay fair; the absolute
+# *liǎo*" is scored right for learning a mistake: the tagger learned exactly that (it reads 了 after 到 as *liǎo* in
+# all 6<!-- result: val_dao_said_liao --> places where it occurs in the validation sentences, as the labels do; last line
+# above). The comparisons on this page are all against the same labels, so they stay fair; the absolute
 # numbers are scores against this data, not against Chinese. Systematic label noise is common in real data,
 # and worth looking for before trusting any score: sort a model's confident disagreements with the labels,
 # and read them.
@@ -1005,9 +1005,8 @@ print(f"\nbaseline, seed 0: {exact} of {len(refs)} test sentences translated exa
 # - A few thousand sentence pairs are far too few for a useful translator, and none of the 2017 paper's
 #   training tricks helped at that size.
 #
-# Next: chapter 12 names the encoder-only family this tagger belongs to, sets it beside the decoder-only and
-# encoder-decoder families, and asks whether these sentences, without their labels, can help a model that
-# has only a few.
+# Next: chapter 12 names the encoder-only family this tagger belongs to and sets it beside the decoder-only
+# and encoder-decoder families.
 #
 # ## Exercises
 
