@@ -1109,10 +1109,10 @@ SHORT_ROAD = ("03", "04", "05", "06", "07", "09", "10")
 
 
 def _book_map() -> tuple[_Svg, str]:
-    title = "A map of the book: the Transformer, each part labelled by the chapter that builds it"
-    s = _Svg(960, 720, title)
-    s.text(480, 46, "Read from the bottom up. A chip names the chapter that builds the part; filled chips are the "
-           "short road to attention.", size=12, role="shape", italic=True)
+    title = "A map of the book: each part labelled by the chapter that builds it"
+    s = _Svg(720, 990, title)
+    s.text(360, 46, "The model reads from the bottom up; a chip names a chapter, and filled chips are the short road.",
+           size=12, role="shape", italic=True)
 
     def chip(x: float, y: float, number: str) -> float:
         """A chapter chip with its left edge at x, centred on y; returns the x just right of it."""
@@ -1127,109 +1127,112 @@ def _book_map() -> tuple[_Svg, str]:
         for number in chips:
             x = chip(x, y + h / 2, number)
 
-    ex, dx = 295, 615  # centres of the encoder and decoder columns
-    s.text(640, 84, "The whole encoder-decoder, assembled and trained in", size=13, weight="bold", anchor="end")
-    chip(646, 80, "10")
-    s.text(ex, 118, "Encoder: reads the source", size=13, weight="bold")
-    s.text(dx, 118, "Decoder: writes the target", size=13, weight="bold")
+    # before the Transformer: the recurrent baselines
+    s.text(20, 80, "Before it: recurrence", size=13, weight="bold", anchor="start")
+    for x, number, texts in ((20, "01", ("RNN, LSTM, GRU: one word at a time,", "and what they forget")),
+                             (370, "02", ("encoder-decoder: one context vector,", "then Bahdanau attention"))):
+        s.box(x, 94, 330, 52, *texts, role="state", size=12)
+        chip(x + 6, 94, number)
+
+    ex, dx, top = 200, 520, 180  # centres of the encoder and decoder columns; y of the model's heading
+    s.text(505, top, "The whole encoder-decoder, assembled and trained in", size=13, weight="bold", anchor="end")
+    chip(511, top - 4, "10")
+    y = top - 84  # the model's drawing below was laid out with its heading at y = 84
+    s.text(ex, 118 + y, "Encoder: reads the source", size=13, weight="bold")
+    s.text(dx, 118 + y, "Decoder: writes the target", size=13, weight="bold")
 
     # the inputs, their embeddings and positions
     for cx, tokens in ((ex, "source: the cat sat on the mat"), (dx, "written so far: 猫 坐 在")):
-        s.text(cx, 690, tokens, size=12)
-        s.arrow(cx, 676, cx, 642, "layer")
-        part(cx, 602, 38, "embedding + positions", chips=("08",), size=12)
-        s.arrow(cx, 602, cx, 582, "residual", width=2.5)
+        s.text(cx, 690 + y, tokens, size=12)
+        s.arrow(cx, 676 + y, cx, 642 + y, "layer")
+        part(cx, 602 + y, 38, "embedding + positions", chips=("08",), size=12)
+        s.arrow(cx, 602 + y, cx, 582 + y, "residual", width=2.5)
 
     # the encoder's stack of blocks
-    s.rect(ex - 110, 410, 260, 170, "cache", dash=True, fill="#FAFAFA")
-    s.text(ex - 103, 432, "× N", size=13, anchor="start", weight="bold")
-    part(ex, 530, 40, "multi-head self-attention", "every word sees every word", role="attention",
+    s.rect(ex - 110, 410 + y, 260, 170, "cache", dash=True, fill="#FAFAFA")
+    s.text(ex - 103, 432 + y, "× N", size=13, anchor="start", weight="bold")
+    part(ex, 530 + y, 40, "multi-head self-attention", "every word sees every word", role="attention",
          chips=("06", "07"))
-    s.arrow(ex, 530, ex, 524, "layer")
-    part(ex, 502, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
-    s.arrow(ex, 502, ex, 492, "layer")
-    part(ex, 450, 40, "feed-forward network", "each word on its own", chips=("09",))
-    s.arrow(ex, 450, ex, 444, "layer")
-    part(ex, 422, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    s.arrow(ex, 530 + y, ex, 524 + y, "layer")
+    part(ex, 502 + y, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    s.arrow(ex, 502 + y, ex, 492 + y, "layer")
+    part(ex, 450 + y, 40, "feed-forward network", "each word on its own", chips=("09",))
+    s.arrow(ex, 450 + y, ex, 444 + y, "layer")
+    part(ex, 422 + y, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
     # the memory: one vector per source word, read by every decoder block's cross-attention
-    s.path([(ex, 410), (ex, 345), (475, 345), (475, 470), (dx - 97, 470)], "key", width=2.5)
-    s.text(ex - 8, 372, "memory: one vector", size=11, role="key", anchor="end", italic=True)
-    s.text(ex - 8, 386, "per source word", size=11, role="key", anchor="end", italic=True)
-    s.text(475, 337, "K, V", size=11, role="key", weight="bold")
+    mx = (ex + 150 + dx - 110) / 2  # between the two stacks
+    s.path([(ex, 410 + y), (ex, 345 + y), (mx, 345 + y), (mx, 470 + y), (dx - 97, 470 + y)], "key", width=2.5)
+    s.text(ex - 8, 372 + y, "memory: one vector", size=11, role="key", anchor="end", italic=True)
+    s.text(ex - 8, 386 + y, "per source word", size=11, role="key", anchor="end", italic=True)
+    s.text(mx, 337 + y, "K, V", size=11, role="key", weight="bold")
 
     # the decoder's stack of blocks
-    s.rect(dx - 110, 330, 260, 250, "cache", dash=True, fill="#FAFAFA")
-    s.text(dx - 103, 352, "× N", size=13, anchor="start", weight="bold")
-    part(dx, 530, 40, "masked self-attention", "no peeking at later words", role="attention",
+    s.rect(dx - 110, 330 + y, 260, 250, "cache", dash=True, fill="#FAFAFA")
+    s.text(dx - 103, 352 + y, "× N", size=13, anchor="start", weight="bold")
+    part(dx, 530 + y, 40, "masked self-attention", "no peeking at later words", role="attention",
          chips=("06", "07"))
-    s.arrow(dx, 530, dx, 524, "layer")
-    part(dx, 502, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
-    s.arrow(dx, 502, dx, 492, "layer")
-    part(dx, 450, 40, "cross-attention", "Q here; K, V from the memory", role="key", chips=("10",))
-    s.arrow(dx, 450, dx, 444, "layer")
-    part(dx, 422, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
-    s.arrow(dx, 422, dx, 412, "layer")
-    part(dx, 370, 40, "feed-forward network", "each word on its own", chips=("09",))
-    s.arrow(dx, 370, dx, 364, "layer")
-    part(dx, 342, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
-    s.arrow(dx, 330, dx, 302, "residual", width=2.5)
-    part(dx, 262, 38, "Linear + softmax", "a probability for every word", chips=("10",))
-    s.arrow(dx, 262, dx, 240, "layer")
-    part(dx, 190, 48, "decoding: one word per step", "greedy, beam search, KV cache", role="query", chips=("10",))
-    s.arrow(dx, 190, dx, 166, "query")
-    s.text(dx, 156, "next word: 垫子", size=13)
+    s.arrow(dx, 530 + y, dx, 524 + y, "layer")
+    part(dx, 502 + y, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    s.arrow(dx, 502 + y, dx, 492 + y, "layer")
+    part(dx, 450 + y, 40, "cross-attention", "Q here; K, V from the memory", role="key", chips=("10",))
+    s.arrow(dx, 450 + y, dx, 444 + y, "layer")
+    part(dx, 422 + y, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    s.arrow(dx, 422 + y, dx, 412 + y, "layer")
+    part(dx, 370 + y, 40, "feed-forward network", "each word on its own", chips=("09",))
+    s.arrow(dx, 370 + y, dx, 364 + y, "layer")
+    part(dx, 342 + y, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
+    s.arrow(dx, 330 + y, dx, 302 + y, "residual", width=2.5)
+    part(dx, 262 + y, 38, "Linear + softmax", "a probability for every word", chips=("10",))
+    s.arrow(dx, 262 + y, dx, 240 + y, "layer")
+    part(dx, 190 + y, 48, "decoding: one word per step", "greedy, beam search, KV cache", role="query",
+         chips=("10",))
+    s.arrow(dx, 190 + y, dx, 166 + y, "query")
+    s.text(dx, 156 + y, "next word: 垫子", size=13)
 
     # what happens inside every attention box
-    s.rect(ex - 110, 140, 260, 180, "attention", fill="#F6FAFE")
-    s.text(ex + 20, 162, "Inside every attention box", size=13, weight="bold")
-    s.text(ex + 20, 188, "softmax(QKᵀ / √d_k) V", size=14)
+    s.rect(ex - 110, 140 + y, 260, 180, "attention", fill="#F6FAFE")
+    s.text(ex + 20, 162 + y, "Inside every attention box", size=13, weight="bold")
+    s.text(ex + 20, 188 + y, "softmax(QKᵀ / √d_k) V", size=14)
     for k, (number, line) in enumerate((("03", "a weighted average of values"), ("04", "queries, keys and values"),
                                         ("05", "the five steps by hand; why √d_k"))):
-        y = 218 + 30 * k
-        right = chip(ex - 100, y, number)
-        s.text(right + 4, y + 4, line, size=12, anchor="start")
-    s.text(ex + 20, 308, "(the attention boxes below: 06, 07, 10)", size=11, role="shape", italic=True)
-
-    # before the Transformer: the recurrent baselines
-    s.text(90, 118, "Before it: recurrence", size=13, weight="bold")
-    s.rect(15, 135, 150, 230, "state", fill="#FBF8FD")
-    for y, number, texts in ((150, "01", ("RNN, LSTM, GRU:", "one word at a time;", "what they forget")),
-                             (255, "02", ("encoder-decoder:", "one context vector;", "Bahdanau attention"))):
-        s.box(25, y + 4, 130, 76, *texts, role="state", size=11)
-        chip(31, y + 4, number)
-    s.text(90, 354, "the RNN baselines", size=11, role="shape", italic=True)
+        yk = 218 + 30 * k + y
+        right = chip(ex - 100, yk, number)
+        s.text(right + 4, yk + 4, line, size=12, anchor="start")
+    s.text(ex + 20, 308 + y, "(the attention boxes below: 06, 07, 10)", size=11, role="shape", italic=True)
 
     # built on the model
-    s.text(865, 118, "Built on it", size=13, weight="bold")
+    band = 824
+    s.text(20, band, "Built on it", size=13, weight="bold", anchor="start")
     around = (("11", "real sentences:", "read, pre-train, translate"), ("12", "three families:", "encoder-, decoder-only"),
               ("13", "costs, measured:", "O(n²·d) against O(n·d²)"), ("14", "modern variants:", "GQA, MoE, long inputs"),
               ("15", "parallelism:", "data, tensor, pipeline"), ("16", "summary:", "the models side by side"))
     for k, (number, head, sub) in enumerate(around):
-        y = 135 + 64 * k
-        s.rect(785, y, 160, 54, "layer")
-        chip(790, y + 14, number)
-        s.text(820, y + 19, head, size=11, anchor="start", weight="bold")
-        s.text(795, y + 42, sub, size=11, anchor="start")
+        x, yb = 20 + 230 * (k % 3), band + 14 + 62 * (k // 3)
+        s.rect(x, yb, 220, 52, "layer")
+        chip(x + 6, yb + 15, number)
+        s.text(x + 37, yb + 20, head, size=12, anchor="start", weight="bold")
+        s.text(x + 10, yb + 42, sub, size=12, anchor="start")
     # legend
-    chip(785, 545, "03")
-    s.text(813, 549, "short road", size=11, anchor="start")
-    chip(785, 572, "01")
-    s.text(813, 576, "the full road adds it", size=11, anchor="start")
+    chip(200, 972, "03")
+    s.text(228, 976, "the short road", size=12, anchor="start")
+    chip(380, 972, "01")
+    s.text(408, 976, "the full road only", size=12, anchor="start")
     alt = (
-        "A map of the book drawn over the Transformer's encoder-decoder, read from the bottom up; each part carries "
-        "the number of the chapter that builds it. Both columns start from words (the source the cat sat on the "
-        "mat; the Chinese written so far, 猫 坐 在) turned into vectors with positions, chapter 08. The encoder's "
-        "repeated block holds multi-head self-attention (chapters 06 and 07), Add & Norm and a feed-forward "
-        "network (chapter 09); its output, the memory of one vector per source word, feeds the cross-attention "
-        "of every decoder block (chapter 10). The decoder's block holds masked self-attention (06, 07), "
-        "cross-attention (10) and a feed-forward network (09), each followed by Add & Norm; then a linear layer "
-        "and softmax give a probability for every word, and decoding writes one word per step with greedy "
-        "search, beam search and a key/value cache (10). A callout says what happens inside every attention box, "
-        "softmax of Q K transposed over the square root of d_k, times V: a weighted average (03), queries, keys "
-        "and values (04), the five steps by hand (05). Beside the model: before it, the recurrent baselines, "
-        "RNN, LSTM and GRU (01) and the encoder-decoder with one context vector and Bahdanau attention (02); "
-        "built on it, real sentences (11), the three families (12), costs (13), modern variants (14), "
-        "parallelism (15) and the summary (16). Filled chips mark the short road: 03, 04, 05, 06, 07, 09, 10."
+        "A map of the book drawn over the Transformer's encoder-decoder; each part carries the number of the "
+        "chapter that builds it. At the top, before the Transformer, the recurrent baselines: RNN, LSTM and GRU "
+        "(chapter 01) and the encoder-decoder with one context vector, then Bahdanau attention (02). In the "
+        "middle, the model, read from the bottom up. Both columns start from words (the source the cat sat on "
+        "the mat; the Chinese written so far, 猫 坐 在) turned into vectors with positions, chapter 08. The "
+        "encoder's repeated block holds multi-head self-attention (chapters 06 and 07), Add & Norm and a "
+        "feed-forward network (chapter 09); its output, the memory of one vector per source word, feeds the "
+        "cross-attention of every decoder block (chapter 10). The decoder's block holds masked self-attention "
+        "(06, 07), cross-attention (10) and a feed-forward network (09), each followed by Add & Norm; then a "
+        "linear layer and softmax give a probability for every word, and decoding writes one word per step with "
+        "greedy search, beam search and a key/value cache (10). A callout says what happens inside every "
+        "attention box, softmax of Q K transposed over the square root of d_k, times V: a weighted average (03), "
+        "queries, keys and values (04), the five steps by hand (05). At the bottom, what is built on the model: "
+        "real sentences (11), the three families (12), costs (13), modern variants (14), parallelism (15) and "
+        "the summary (16). Filled chips mark the short road: 03, 04, 05, 06, 07, 09, 10."
     )
     return s, alt
 
