@@ -23,7 +23,7 @@ from pathlib import Path
 import jupytext
 from jupytext.config import load_jupytext_config
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, CellTimeoutError
 
 from tformer.book.results import DIGEST_KEY, WRITE_ENV, outputs_digest
 
@@ -83,6 +83,12 @@ def sync(py: Path) -> bool:
             first_line = notebook.cells[failed].source.strip().splitlines()[0] if notebook.cells[failed].source.strip() else ""
             where = f"cell {failed} (`{first_line[:60]}`)"
         print(f"sync: {py}: {where} raised {error.ename}: {error.evalue}", file=sys.stderr)
+        print(f"sync: {py.with_suffix('.ipynb')} left unchanged", file=sys.stderr)
+        return False
+    except CellTimeoutError as error:  # a cell over CELL_TIMEOUT_S: the manifest is restored here too
+        if previous is not None:
+            manifest.write_text(previous)
+        print(f"sync: {py}: {error}", file=sys.stderr)
         print(f"sync: {py.with_suffix('.ipynb')} left unchanged", file=sys.stderr)
         return False
     ipynb = py.with_suffix(".ipynb")
