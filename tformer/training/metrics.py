@@ -110,7 +110,8 @@ def corpus_bleu(
 ) -> float:
     """Corpus BLEU (0-100) through ``sacrebleu.corpus_bleu`` with one reference per hypothesis.
 
-    Papineni et al. 2002 (BLEU); sacrebleu's defaults (4-grams, exponential smoothing off, brevity penalty).
+    Papineni et al. 2002 (BLEU) with sacrebleu's defaults: 4-grams, the brevity penalty, and exponential smoothing
+    (``smooth_method='exp'``), so a sentence with no matching 4-gram scores above 0 rather than exactly 0.
     ``tokenize="zh"`` splits Chinese into characters, so word spacing does not matter.
 
     Raises:
