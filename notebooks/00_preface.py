@@ -125,9 +125,9 @@ for path in sorted(Path(".").glob("[0-9][0-9]_*.ipynb")):
 # | how | command | what you get |
 # |---|---|---|
 # | JupyterLab, locally | `make lab` | installs everything into `.venv` the first time, then opens the notebooks |
-# | Colab (a GPU runtime optional) | the "Open in Colab" link at the top of each chapter | the first code cell installs `tformer` without touching Colab's torch; chapters 01, 02 and 07–14 use the GPU when there is one |
+# | Colab (a GPU runtime optional) | the "Open in Colab" link at the top of each chapter | the first code cell installs `tformer` without touching Colab's torch; chapters 02 and 07–14 use the GPU when there is one |
 # | HTML | `make html` | an offline book in `build/html/`, built from the stored outputs |
-# | as a test suite | `make test` | every notebook re-executed with nbval and compared with its stored outputs |
+# | as a test suite | `make test` | every notebook re-executed with nbval (a pytest plugin that re-runs a notebook and compares each cell's output with the stored one) |
 #
 # To run a chapter, open its notebook and run the cells from the top (in JupyterLab: *Run → Run All Cells*).
 # Each chapter is kept as a pair of files: the notebook, `NN_name.ipynb`, stored with its outputs so that
@@ -137,8 +137,7 @@ for path in sorted(Path(".").glob("[0-9][0-9]_*.ipynb")):
 # ### Setting up a chapter
 #
 # Every chapter starts the same way: the book's plotting style (which adds a font for Chinese tokens) and a
-# fixed seed; the chapters that can use a GPU also pick the device, as below (chapter 16 picks it too, but
-# runs nothing large). On a machine with CUDA the device is the GPU; otherwise the CPU. The numbers stored
+# fixed seed; the chapters that can use a GPU also pick the device, as below. On a machine with CUDA the device is the GPU; otherwise the CPU. The numbers stored
 # in the notebooks come from a CPU run with one torch thread (`make sync` sets `OMP_NUM_THREADS=1`).
 
 # %%
@@ -170,7 +169,7 @@ assert torch.equal(first, second)
 # %% [markdown]
 # ### Run it: how the exercises are checked
 #
-# Every chapter ends with exercises, each followed by a cell with `your_answer = None`: replace `None` with
+# Every chapter after this preface ends with exercises, each followed by a cell with `your_answer = None`: replace `None` with
 # your answer and run the cell. The checker prints a one-line verdict (and a hint when the answer is not
 # yet right) without showing the solution: the book keeps only a fingerprint (a SHA-256 digest) of each
 # answer, rounded to the decimals the question asks for, in the `tformer` package rather than in the notebook.
@@ -179,27 +178,28 @@ assert torch.equal(first, second)
 # - **Run-it exercises** (`check_measured`) ask you to change one argument of a function in the chapter and
 #   measure. A measurement moves with the seed, the machine and the thread count, so the checker accepts a
 #   range: the book ran the same function with seeds 0, 1 and 2 and widened the spread of those values by a
-#   stated margin (the values and the rule are stored with the answers). Any seed and any machine should land
-#   inside it. Each run takes seconds on a CPU.
+#   stated margin (the values and the rule are stored with the answers). A fresh seed on any machine will
+#   almost always land inside it. Each run takes seconds on a CPU.
 # - **"Why?" questions** are answered in a worked answer under the question, collapsed until you open it.
 #
 # ### How the numbers are kept honest
 #
 # Each experiment opens with its finding and the figure or table that shows it. The run record (seeds and
 # their ranges, training budgets, what the code asserts, what was not measured) sits in a collapsed
-# **"How this was measured"** block right below; open it when you want the evidence. Every number the text
-# quotes is computed by a cell of the chapter and checked against the chapter's results manifest (the
-# result marker beside each number in the source).
+# **"How this was measured"** block right below; open it when you want the evidence. Every measured number the
+# text quotes is computed by a cell of the chapter, which records it in the chapter's results manifest (a file
+# in `notebooks/results/`); the test suite compares each number in the text with the recorded one (an
+# invisible result marker beside each number in the source says which).
 #
 # Cells whose output cannot repeat digit for digit on another CPU (training curves, timings) are marked for
 # nbval and carry an assertion of what matters instead, so the tests still fail when the result is wrong.
-# CI re-runs every chapter this way.
+# CI (the automatic test run on every change to the book) re-runs every chapter this way.
 #
 # ### Environment check
 #
 # The next cell prints what this machine provides. Its output differs from machine to machine, so nbval
-# does not compare it; the assertions check what the book needs: torch ≥ 2.4 (chapter 09's fused Adam on a
-# CPU) and a device that works.
+# does not compare it; the assertions check what the book needs: torch ≥ 2.4 (chapter 09 uses its faster,
+# fused Adam optimiser on a CPU) and a device that works.
 
 # %% tags=["nbval-ignore-output"]
 report = environment_report()
@@ -244,14 +244,9 @@ assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
 # have shape (B, H, L, S): for every sentence, every head, and every query position, a distribution over
 # the key positions.
 #
-# **Rows or columns.** The recurrent chapters write vectors as columns, multiplied on the left, as the RNN
-# papers do: h_t = tanh(W_xh x_t + W_hh h_{t−1} + b) in chapter 01 (PyTorch's `nn.RNN` documentation writes
-# the same step for row vectors, h_t = tanh(x_t W_ihᵀ + b_ih + h_{t−1} W_hhᵀ + b_hh), with two biases;
-# `weight_ih_l0` has shape (H_hid, D_in) either way, the shape of our W_xh) and Bahdanau's score
-# vᵀ tanh(W_s s_{i−1} + W_h h_j) in chapters 02 and 03. From chapter 04 on, as in the Transformer paper, a
-# token's vector x is a **row**, multiplied on the right: q = x W_Q, and for a whole sentence Q = X W_Q with
-# one row per token, so W_Q has shape (D, d_k). In code the two meet in `nn.Linear`, which stores its weight
-# as (out, in) and computes x Wᵀ for row vectors x.
+# **Rows or columns.** From chapter 04 on, as in the Transformer paper, a token's vector is a **row**,
+# multiplied on the right: q = x W_Q. The recurrent chapters (01–03) write columns, as the RNN papers do;
+# the appendix at the end of this preface says how the two meet in code.
 #
 # Masks follow one convention everywhere: a boolean tensor where **True means "may attend"**, the same as
 # `torch.nn.functional.scaled_dot_product_attention`.
@@ -280,10 +275,10 @@ assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
 # | causal mask | 因果掩码 | 02 | 06 |
 # | padding mask | 填充掩码 | 06 | 06 |
 # | cross-attention | 交叉注意力 | 03 | 06 |
-# | multi-head attention | 多头注意力 | 01 | 07 |
-# | positional encoding | 位置编码 | 06 | 08 |
-# | rotary position embedding (RoPE) | 旋转位置编码 | 08 | 08 |
-# | residual connection | 残差连接 | 06 | 09 |
+# | multi-head attention | 多头注意力 | 06 | 07 |
+# | positional encoding | 位置编码 | 08 | 08 |
+# | rotary position embedding (RoPE) | 旋转位置编码 | 07 | 08 |
+# | residual connection | 残差连接 | 07 | 09 |
 # | layer normalisation | 层归一化 | 07 | 09 |
 # | feed-forward network (FFN) | 前馈网络 | 03 | 09 |
 # | autoregressive decoding | 自回归解码 | 10 | 10 |
@@ -319,4 +314,13 @@ assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
 # it uses them: d is a dependency distance in chapter 01's recall task, a feature width in chapter 03's
 # examples and the width `d_model` in chapter 13, where n is the sequence length (in chapter 01, n is the
 # GRU's candidate state); N counts layers in chapter 13 and devices in chapter 15, and the number of
-# examples in shape comments (chapters 01, 03 and 09).
+# examples in shape comments (chapters 01, 03, 04, 05, 09 and 11).
+#
+# **Rows or columns.** The recurrent chapters write vectors as columns, multiplied on the left, as the RNN
+# papers do: h_t = tanh(W_xh x_t + W_hh h_{t−1} + b) in chapter 01 (PyTorch's `nn.RNN` documentation writes
+# the same step for row vectors, h_t = tanh(x_t W_ihᵀ + b_ih + h_{t−1} W_hhᵀ + b_hh), with two biases;
+# `weight_ih_l0` has shape (H_hid, D_in) either way, the shape of our W_xh) and Bahdanau's score
+# vᵀ tanh(W_s s_{i−1} + W_h h_j) in chapters 02 and 03. From chapter 04 on, as in the Transformer paper, a
+# token's vector x is a **row**, multiplied on the right: q = x W_Q, and for a whole sentence Q = X W_Q with
+# one row per token, so W_Q has shape (D, d_k). In code the two meet in `nn.Linear`, which stores its weight
+# as (out, in) and computes x Wᵀ for row vectors x.

@@ -232,11 +232,15 @@ plt.show()
 # Another way to read the same computation: attention is a **dictionary lookup**. A dictionary has entries
 # with an index (the *key*) and a content (the *value*); you come with a *query*, find the entry whose key
 # matches, and read its value. A paper dictionary does this **hard**: exactly one entry is returned.
-# Attention does it **soft**: every entry is returned, weighted by how well its key matches.
+# Attention does it **soft**: every entry is returned, weighted by how well its key matches. In the first
+# half of this chapter the offers were keys and 它's ask was a query.
 #
 # Why go soft? Because a neural network learns by gradient descent, and gradient descent needs to know how
 # a small change in the query or the keys would change the result. A hard lookup's answer jumps from one
-# entry to another; between jumps it does not move at all. Let us measure that with autograd.
+# entry to another; between jumps it does not move at all. Let us measure that with autograd, PyTorch's
+# automatic differentiation: a tensor marked with `requires_grad_(True)` records what is computed from it,
+# `.backward()` on a result works out the derivative of that result with respect to each marked tensor, and
+# stores it in the tensor's `.grad` (`None` when no path leads back to it).
 #
 # A tiny animal dictionary: each key describes an animal with two numbers (*furry*, *small*), each value is
 # its number of legs. The query asks for "small and furry".
@@ -290,15 +294,25 @@ assert bool((soft["keys"].norm(dim=-1) > 0).all()) and soft["query"].norm() > 0
 # The hard lookup answers 4 legs (猫 wins) but autograd finds **no path at all** from its answer back to the
 # query or the keys: `argmax` returns an integer, and the graph ends there. Only the one retrieved value
 # would get a gradient. So plain backpropagation cannot teach a hard lookup *what to look for* or *how to
-# label its entries* — the two things that make retrieval useful. A hard choice can still be trained, but
-# only with other tools: a score-function estimator (REINFORCE) that samples choices, unbiased but of high
-# variance, or a relaxed (Gumbel-softmax) or straight-through estimator, which is biased; the soft lookup
+# label its entries* — the two things that make retrieval useful. Its query and keys can be trained only
+# with other tools, which give a noisy or a biased gradient (the note below names them); the soft lookup
 # gets the exact gradient. The soft lookup answers a blurred
 # **2.68**<!-- result: soft_answer --> legs, but every key, every value and the query receive a gradient:
 # the model can learn all of them.
+
+# %% [markdown]
+# <details><summary>Note: training a hard choice</summary>
 #
+# A hard choice's query and keys can be trained with a score-function estimator (REINFORCE), which samples
+# choices and is unbiased but of high variance, or with a relaxed (Gumbel-softmax) or straight-through
+# estimator, which is biased. None of them is used in this book.
+#
+# </details>
+
+# %% [markdown]
 # The blur is adjustable. Dividing the scores by a temperature τ < 1 sharpens the softmax towards the hard
-# answer — and, as the table shows, the gradient shrinks as it gets there.
+# answer. The table shows what happens to the gradient on the way: it first grows, then falls once one
+# entry dominates (τ ≤ 0.2 in the table) and all but vanishes from τ = 0.1 on.
 
 # %%
 rows = []
@@ -339,7 +353,7 @@ assert sweep["|∂answer/∂keys|"].iloc[-1] < 1e-3 * sweep["|∂answer/∂keys|
 #   writers first meet among themselves about what is already written, without peeking at words not yet
 #   written (masked self-attention, chapter 06); then they go downstairs and consult the notes they need
 #   most (cross-attention) — a weighted average of all of them. (The source's picture: the writing room is
-#   repeated for six layers, "写作间 重复 6 层", and "每层内部开会再查阅一楼笔记柜": in each of those layers the
+#   repeated for six layers, "写作间 重复 6 层", and "每层 内部开会 再 查阅一楼笔记柜": in each of those layers the
 #   writers first hold their own meeting, then consult the notes cabinet downstairs.)
 #
 # The figure draws both. Downstairs every reader can talk to every other reader directly (the source:
@@ -450,7 +464,7 @@ plt.show()
 # consult every other word directly, why read them one at a time? Their Transformer mixes positions only
 # with attention (every layer also has a position-wise feed-forward network, larger than one attention
 # block, but it transforms each position on its own and mixes none), with the dot-product score — a matrix multiply, fast on GPUs — divided by √d_k, and several
-# *heads* side by side (attention computed several times in parallel on slices of the vectors, chapter 07). Every source word is processed in parallel, and in training every target word too
+# *heads* side by side (attention computed several times in parallel on separately projected, narrower copies of the vectors, chapter 07). Every source word is processed in parallel, and in training every target word too
 # (generation still writes one word per step); any two words are one step apart. The rest of this book
 # builds that model.
 

@@ -324,17 +324,23 @@ assert abs(implied_scale - math.sqrt(4)) > 0.5 and abs(implied_scale - 4.0) > 0.
 
 # %% [markdown]
 # With the right scale the weights are **[0.8808**<!-- result: right_w0 -->,
-# **0.1192]**<!-- result: right_w1 -->. Dividing by √8 instead, that is by √(2·d_k) (or by √d_k and then
-# again by the √2 left over from the two-dimensional example above), gives
-# **[0.8044**<!-- result: wrong_w0 -->, **0.1956]**<!-- result: wrong_w1 -->: the score 4 became √2
-# instead of 2. Working backwards from those four-decimal weights returns a divisor of
-# **2.83**<!-- result: implied_scale --> = √8, far from both √d_k = 2 and d_k = 4, so a pair of weights
-# printed to four places is enough to tell which divisor an explanation used. Another confusion divides by
-# √d_model = √512, the width of the original Transformer's token vectors, instead of d_k (the model splits
-# those 512 numbers into 8 attention computations of d_k = 64 each, called heads, in chapter 07; here d_k = 4
-# only keeps the arithmetic small). It flattens the same scores to an almost uniform
-# **0.5441**<!-- result: dmodel_w0 -->. The rule: the divisor is the square root of the length of the
-# vectors that were dotted, d_k.
+# **0.1192]**<!-- result: right_w1 -->; dividing by √8 gives **[0.8044**<!-- result: wrong_w0 -->,
+# **0.1956]**<!-- result: wrong_w1 -->, and dividing by √d_model = √512 (the original Transformer's token
+# width) flattens them to an almost uniform **0.5441**<!-- result: dmodel_w0 -->. The rule: the divisor is
+# the square root of the length of the vectors that were dotted, √d_k.
+
+# %% [markdown]
+# <details><summary>Where the wrong divisors come from, and how to spot one</summary>
+#
+# Dividing by √8 is dividing by √(2·d_k), or by √d_k and then again by the √2 left over from the
+# two-dimensional example above: the score 4 became √2 instead of 2. Working backwards from the √8 row's
+# four-decimal weights returns a divisor of **2.83**<!-- result: implied_scale --> = √8, far from both
+# √d_k = 2 and d_k = 4, so a pair of weights printed to four places is enough to tell which divisor an
+# explanation used. Dividing by √d_model instead of √d_k is the other confusion: the model splits its 512
+# numbers into 8 attention computations of d_k = 64 each (called heads, chapter 07); here d_k = 4 only keeps
+# the arithmetic small.
+#
+# </details>
 
 # %% [markdown]
 # ## The √d_k lab
@@ -412,8 +418,9 @@ plt.show()
 # S = 16 random keys: as d_k grows, the unscaled scores spread by √d_k and the softmax piles almost all
 # its weight on the single largest one. We measure three things, averaged over 2,000 random queries:
 # the **entropy** of the weights, −Σ p ln p (ln 16 nats means uniform; 0 means one-hot), the **largest
-# weight**, and the size |J| of the softmax's Jacobian (its Frobenius norm), which the next subsection
-# defines and uses.
+# weight**, and the size |J| of the softmax's Jacobian (its Frobenius norm: the square root of the sum of
+# its squared entries), which says how much the weights can still move when the scores move; the next
+# subsection derives J and comes back to the two |J| columns.
 
 # %%
 seed_everything(1)
@@ -487,8 +494,9 @@ plt.show()
 # At d_k = 512 the unscaled softmax puts on average **0.946**<!-- result: maxw_raw_512 --> of its weight on
 # one key (entropy **0.135**<!-- result: entropy_raw_512 --> nats, against
 # **2.77**<!-- result: uniform_entropy --> for a uniform spread): it has become a hard lookup. The scaled
-# one keeps its largest weight near **0.25**<!-- result: maxw_scaled_512 --> and its entropy near
-# **2.35**<!-- result: entropy_scaled_512 --> nats at every width.
+# one keeps its largest weight between **0.23**<!-- result: maxw_scaled_min --> and
+# **0.25**<!-- result: maxw_scaled_max --> at every width, and its entropy, **2.35**<!-- result: entropy_scaled_512 -->
+# nats at d_k = 512, stays close to that at every width (the table lists them).
 #
 # ### The gradient through a saturated softmax
 #
@@ -497,7 +505,7 @@ plt.show()
 #
 # $$\frac{\partial p_i}{\partial z_j} = p_i(\delta_{ij} - p_j), \qquad J = \operatorname{diag}(p) - pp^\top,$$
 #
-# and every entry contains a factor p_i(1 − p_i) or p_i p_j, which is tiny when one p is near 1 and the
+# where δ_ij is 1 when i = j and 0 otherwise, and every entry contains a factor p_i(1 − p_i) or p_i p_j, which is tiny when one p is near 1 and the
 # rest near 0. First we confirm the closed form against autograd, then we scale a fixed set of scores up
 # and watch the gradient norm collapse. The loss there is a fixed linear read-out of the weights, Σ_i p_i c_i;
 # the code and the plot call it L, which in this cell is that loss, not the query length.
@@ -662,7 +670,9 @@ if measured is not None:
 #
 # Dividing by d_k gives Var(q·k/d_k) = d_k/d_k² = 1/d_k: the scores no longer blow up as d_k grows, they
 # shrink towards zero instead, and the wider the vectors the smaller they get. The dependence on the width is
-# still there, only reversed; what the softmax does with such scores is what exercise 05.4 measures.
+# still there, only reversed. The softmax of such small scores is close to uniform: every key gets about
+# the same weight, and attention can no longer focus on the keys that match (exercise 05.4 measures how
+# close).
 # Scaling is not about making scores small but about making their spread independent of d_k: the
 # standard deviation of q·k is √d_k (for unit-variance components), so dividing by √d_k, or by any fixed
 # multiple of it, removes the width from the spread, and √d_k itself sets the variance to exactly 1.

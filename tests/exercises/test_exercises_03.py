@@ -76,3 +76,17 @@ def test_wrong_answer_is_rejected(exercise_id: str) -> None:
     answer = SOLUTIONS[exercise_id]()
     wrong = [a + 1 for a in answer] if isinstance(answer, list) else answer + 0.1
     assert check(exercise_id, wrong) is False
+
+
+@pytest.mark.parametrize("value", [0.09375, 0.19140625, 0.1796875])
+def test_03_6_accepts_other_seeds(value: float) -> None:
+    # learn_queries(seed, temperature=0.02) for seeds 26, 11 and 28: correct answers outside seeds 0-2's spread.
+    from tformer.book.exercises import check_measured
+
+    assert check_measured("03.6", value) is True
+
+
+def test_03_6_rejects_unchanged_temperature() -> None:
+    from tformer.book.exercises import check_measured
+
+    assert check_measured("03.6", 0.92) is False  # τ = 1, the default
