@@ -151,7 +151,7 @@ assert visit[0].argmax().item() == 0 and basket[0].argmax().item() == goods.inde
 #
 # If keys and values were one and the same vector, a shop would have to advertise with its entire
 # inventory: every item on the shelf would also take part in the matching. Separate projections make the
-# split free: the model can, in the source's words, "用一种标准去检索，用另一种内容去输出" (retrieve by one
+# split free: the model can, in the words of one of the source articles, "用一种标准去检索，用另一种内容去输出" (retrieve by one
 # criterion, output other content), and d_k and d_v can differ. Whether a model *needs* the split is a
 # different question; the trained example at the end of this chapter measures it, and in that task the
 # answer is no.
@@ -287,7 +287,9 @@ assert summary.loc["mean weight on itself", (big, "shared")] > 1.5 * summary.loc
 # always larger than with any other key, so it forbids a token to attend to itself (unless it has no other
 # target). Separate W_Q and W_K let a token look *away* from itself, and let "A looks for B" differ from
 # "B looks for A". The figure draws the weights of one random sentence of four tokens, with separate
-# and with shared projections.
+# and with shared projections. "Best match is itself" is a tendency, not a law: in the shared panel x3's row
+# puts more weight on x4 than on itself, because a long enough query-key vector for x4 can out-score x3's
+# dot product with itself.
 
 # %%
 seed_everything(3)
@@ -334,12 +336,14 @@ plt.show()
 # - a **query** names one of the key ids;
 # - the answer is the value id stored under that key. The other seven entries are distractors.
 #
-# Each entry is the vector [one-hot(key id), one-hot(value id)] of width 32. The query has the same
+# Each entry is the vector [one-hot(key id), one-hot(value id)] of width 32, where one-hot(i) is 16 zeros
+# with a 1 at position i. The query has the same
 # layout, [one-hot(key id asked for), one-hot(a random value id)]: like any token, it carries content of its
 # own, here an id that has nothing to do with the question. (Had we filled that half with zeros, W_Q's
 # columns that read it would never receive a gradient, and "W_Q ignores the value half" would be built into
 # the input instead of learned.) The model is one attention layer — W_Q, W_K, W_V (32 → 16, no bias) and
-# `scaled_dot_product_attention` — followed by a linear read-out to 16 value logits. Nothing tells it
+# `scaled_dot_product_attention` — followed by a linear read-out to 16 value logits (unnormalised scores, one per value id, that a softmax
+# would turn into probabilities). Nothing tells it
 # which half of a vector is the "key"; it has to find out.
 
 # %%
