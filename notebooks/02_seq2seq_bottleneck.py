@@ -74,6 +74,10 @@ if "google.colab" in sys.modules:
 # - **Bahdanau (additive) attention** — a fresh context vector at every decoder step: a softmax-weighted average
 #   of all the encoder states, scored by vᵀ tanh(W_s s + W_h h).
 # - **alignment** — which source words a target word corresponds to; attention weights give a soft one.
+# - **special tokens** — `<pad>` fills a short sentence up to the batch length, `<bos>` (begin) is the decoder's
+#   first input, `<eos>` (end) marks where a sentence stops, `<unk>` stands for a word not in the vocabulary.
+# - **logits** — the decoder's unnormalised score for every vocabulary token at one step; a softmax turns them
+#   into probabilities.
 
 # %%
 import matplotlib.pyplot as plt
@@ -108,7 +112,7 @@ print(f"device: {device.type}")
 # translation. It has the things that make translation more than word substitution: no articles in
 # Chinese, 的 after adjectives, 了 for the past, prepositional phrases that move in front of the verb, and
 # sentences of several clauses. This chapter keeps sentences of one or two clauses (`clause_weights`), so
-# that two models can each be trained three times in a few minutes on a CPU; chapter 10 uses up to four. The
+# that each training run takes a few minutes on a CPU; chapter 10 uses up to four. The
 # source articles' examples, such as "the cat sat on the mat", are always in the test split, so the model never
 # trains on them.
 
@@ -127,7 +131,8 @@ _ = results.record("src_max_words", max(source_words))
 
 # %% [markdown]
 # Words become ids through one vocabulary per language (`tformer.data.text.Vocab`; ids 0–3 are the specials
-# `<pad> <bos> <eos> <unk>`). Chinese is split into words, so 垫子 (mat) is one token.
+# `<pad>`, `<bos>`, `<eos>` and `<unk>`, defined in the New terms above). Chinese is split into words, so 垫子
+# (mat) is one token.
 
 # %%
 src_vocab = Vocab.build(word_tokenize(en) for en, _ in corpus.train)
@@ -174,12 +179,9 @@ for i, (inp, lab) in enumerate(zip(decoder_input[0].tolist(), target[0].tolist()
 # (natural-log units): a token given probability p costs −ln p nats, so a sure right answer costs 0 and a
 # uniform guess over V tokens costs ln V.
 #
-# This is the code that runs, without its docstrings. In `encode`, `src_mask` is `src != pad_id` (built and
-# checked in `_source_mask`, which rejects a row of padding or padding before a real token), and
-# `pack_padded_sequence` hands the GRU each sentence's true length, so the encoder stops at the last real
-# token and its final state, the context vector, never reads `<pad>`. In `forward`, the branch
-# `self.attention is None` is the fixed-context model: the same context at every step, fed to the decoder in
-# one fused call.
+# The two listings below are the code that runs: `encode` reads each source up to its last real word (never
+# the `<pad>` after it), and `forward` runs the decoder; its branch `self.attention is None` is the
+# fixed-context model, which feeds the same context at every step.
 
 # %%
 show_source(Seq2SeqRNN.encode, docstrings=False)
@@ -204,7 +206,8 @@ def batches_for(seed):
 # %% [markdown]
 # ## 3. The fixed context vector, measured
 #
-# Now the honest model: same architecture, trained with the shift for 200 steps of 64 sentence pairs. To
+# Now a model that cannot cheat: unlike the one without the shift (exercise 02.5), it never sees its own
+# labels. Same architecture, trained with the shift for 200 steps of 64 sentence pairs. To
 # translate, the decoder starts from `<bos>` and writes one token at a time by **greedy decoding**: at each
 # step it takes the single most probable next token, feeds it back as its next input, and stops at `<eos>`;
 # it never goes back to revise an earlier choice. We translate the 1,000 test sentences this way and count a
@@ -284,13 +287,15 @@ assert all(b[0].accuracy > b[-1].accuracy + 0.2 for b in fixed_buckets)  # falls
 #
 # Bahdanau, Cho & Bengio (2015) kept the encoder and decoder and changed one thing: instead of the same
 # context vector at every step, the decoder computes a fresh one for each output token i, a weighted
-# average of *all* the encoder states h_1 … h_S:
+# average of *all* the encoder states h_1 … h_S. Here s_{i−1} is the decoder's hidden state before it writes
+# token i (it summarises what has been written so far):
 #
 # $$e_{ij} = v^\top \tanh(W_s s_{i-1} + W_h h_j), \qquad \alpha_{ij} = \frac{\exp e_{ij}}{\sum_k \exp e_{ik}},
 # \qquad c_i = \sum_j \alpha_{ij} h_j.$$
 #
-# In the figure, decoder step 3 draws a line to every encoder state, as thick as its weight α_3j; the
-# heaviest goes to *sat*.
+# In the figure, decoder step 3 (which writes 在) draws a line to every encoder state, as thick as its weight
+# α_3j. The weights in this drawing are made up to show the mechanism, not produced by a model: a reader
+# might expect 在 to look at *on*, and section 5 shows where a trained model actually puts them.
 
 # %%
 diagrams.show("seq2seq_attention")
@@ -461,7 +466,9 @@ attention_heatmap(
 plt.show()
 
 # %% [markdown]
-# Each row is one Chinese token being written; its weights over the English words sum to 1. In the figure,
+# The heatmap's rows are labelled *query* (the decoder state about to write a token) and its columns *key*
+# (an encoder state being scored); chapter 04 introduces these names in full. Each row is one Chinese token
+# being written; its weights over the English words sum to 1. In the figure,
 # the translation is right (`猫 坐 在 垫子 上 <eos>`). Three rows put nearly all their weight on the word they
 # translate: 猫 on "cat", 垫子 on "mat", 上 on "on"; "the", which Chinese drops, gets almost nothing. Two rows
 # do not: 坐 puts most of its weight on "on" and less on "sat", and 在 puts nearly all of it on "mat", one
