@@ -245,7 +245,8 @@ except ValueError as error:
 
 # %% [markdown]
 # One can allocate a larger table than the training data ever fills, but the rows beyond the longest
-# training sequence never receive a gradient and, with no weight decay (as here), stay at their random initial
+# training sequence never receive a gradient and, with no weight decay (a training option that shrinks every weight a little at each
+# step; none here), stay at their random initial
 # values. Section 6 measures
 # what that does.
 
@@ -314,15 +315,23 @@ assert max(pair_scores) - min(pair_scores) < 1e-12
 #
 # A head has Dh features, not 2. RoPE splits them into Dh/2 pairs and rotates pair j with its own frequency
 # θ_j = base^(−2j/Dh), base = 10000: the same spread of fast and slow clock hands as the sinusoidal table.
-# A compact way to write a rotation is complex multiplication: read pair j as the complex number
-# z_j = x_a + i·x_b, then the rotated pair is z_j · e^(i m θ_j).
+# A compact way to write a rotation uses complex numbers: read pair j as the point z_j = x_a + i·x_b of the
+# plane; multiplying it by e^(iφ) = cos φ + i·sin φ rotates it by the angle φ. So the rotated pair is
+# z_j · e^(i m θ_j).
 #
-# Which features form a pair is a convention, and implementations differ. The RoFormer paper (§3.2.2) pairs
-# neighbours, (x_0, x_1), (x_2, x_3), …, and so does Meta's reference code for Llama. GPT-NeoX pairs the two
-# halves, (x_j, x_{j+Dh/2}), and so does Hugging Face's port of Llama, which reorders the rows of Meta's
-# W_Q and W_K when it converts the weights so that both give the same scores. `tformer` pairs the halves.
-# Our teaching version does too, so we can compare it with `RotaryEmbedding`; after that we check that the
-# two conventions differ only by a fixed reordering of the features.
+# Which features form a pair is a convention; `tformer` pairs the first half of the features with the
+# second half, and the code below checks it against a complex-number version. Its second part checks that
+# the other common convention (neighbouring features) is the same thing with the features reordered.
+
+# %% [markdown]
+# <details class="measured"><summary>Pairing conventions in published code</summary>
+#
+# The RoFormer paper (§3.2.2) pairs neighbours, (x_0, x_1), (x_2, x_3), …, and so does Meta's reference
+# code for Llama. GPT-NeoX pairs the two halves, (x_j, x_{j+Dh/2}), and so does Hugging Face's port of
+# Llama, which reorders the rows of Meta's W_Q and W_K when it converts the weights so that both give the
+# same scores. `tformer` pairs the halves.
+#
+# </details>
 
 # %%
 def rope_by_hand(x, positions, base=10000.0):
@@ -364,11 +373,17 @@ print("interleaved pairing = halves pairing after moving the even features first
       "same scores (float64, 1e-12)")
 
 # %% [markdown]
-# Reordering the features of every head's query and key (even ones first) turns one convention into the
-# other, and a dot product does not change when both of its vectors are reordered the same way. In a model
-# that reordering can be folded into the rows of W_Q and W_K, which is exactly what the Hugging Face
-# conversion does. The two conventions are the same model with differently stored weights; what does not
-# work is loading weights trained with one into code written for the other without that reordering.
+# The two conventions are the same model with differently stored weights: reordering the features of every
+# head's query and key turns one into the other, and a dot product does not change when both of its vectors
+# are reordered the same way.
+#
+# <details class="measured"><summary>What this means for loading weights</summary>
+#
+# In a model the reordering can be folded into the rows of W_Q and W_K, which is exactly what the Hugging
+# Face conversion does. What does not work is loading weights trained with one convention into code written
+# for the other without that reordering.
+#
+# </details>
 
 # %% [markdown]
 # ### 4.3 Proof by computation: the score depends only on m − n
@@ -545,8 +560,8 @@ plt.show()
 # | 2 heads (like every other arm) | 2 | 16 | 1/16, 1/256 | 400 |
 # | 8 heads | 8 | 4 | 1/2, 1/4, …, 1/256 | 1600 |
 #
-# Every arm is trained three times, from different random starts, on lengths 5 … 32; a few seconds each
-# on a CPU.
+# Every arm is trained three times, from different random starts, on lengths 5 … 32; about a minute or
+# two each on a CPU (the whole cell takes many minutes).
 
 # %% tags=["nbval-ignore-output"]
 SHIFT, SYMBOLS, TRAIN_LEN, TEST_LENS, SEEDS, TEST_SEED = 3, 16, 32, (32, 64, 128), (0, 1, 2), 10_000
@@ -638,7 +653,7 @@ near = results.record("alibi_weight_at_3", math.exp(-3 * alibi_slopes(2)[0].item
 
 # %% [markdown]
 # RoPE carries the rule far past the training length; the sinusoidal and learned tables fall towards
-# chance beyond position 32, and ALiBi, in both setups, never learns the exact offset well. The figure
+# chance beyond position 32, and ALiBi, in our two setups, did not learn the exact offset. The figure
 # shows the accuracy at each position of 128-token test sequences (the line is the mean of the three
 # training runs, the band their range):
 
@@ -661,21 +676,38 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# Why each scheme behaves as it does:
+# What the figure shows, scheme by scheme:
 #
 # - **Learned, max_len 32** cannot even be asked: position 32 has no row. This is why GPT-2 has a hard
 #   1024-token limit. Inside the range it learns the rule as well as the fixed schemes.
 # - **Learned, 128-row table**: positions past 32 read rows that never received a gradient. On positions
 #   32–127 it is right 7.5%<!-- result: beyond_learned_128row --> of the time, close to chance (one symbol
 #   in 16, 6.25%<!-- result: chance -->).
-# - **Sinusoidal**: the table exists everywhere and shifts are linear (section 2), but the model learned to
-#   use the position vectors it saw, mixed with the word embeddings; unseen combinations of the slow hands
-#   probably confuse it. On positions 32–127 it is right only 15.2%<!-- result: beyond_sinusoidal --> of the
-#   time.
+# - **Sinusoidal**: the table exists everywhere, yet on positions 32–127 it is right only
+#   15.2%<!-- result: beyond_sinusoidal --> of the time. Just past the training length, at positions 33–35,
+#   its curve briefly climbs back up before it falls for good; those positions are the nearest to the ones
+#   it trained on.
 # - **RoPE**: "3 steps back" is the same rotation at every position, so the rule carries over best: on the
 #   unseen positions 32–127 it is right 86.8%<!-- result: beyond_rope --> of the time on average, and its
 #   worst training run beats the best sinusoidal or learned one by a wide margin. Its curve steps down once
-#   and later collapses (the dash-dotted line). With Dh = 16 the fast pairs repeat: at distance
+#   and later collapses, near the dash-dotted line.
+# - **ALiBi with 2 heads** does not learn the task, even within the training length:
+#   24.9%<!-- result: acc_alibi_32 --> at length 32, above chance but far from the others.
+# - **ALiBi with 8 heads** and four times the training does much better:
+#   47.8%<!-- result: acc_alibi_h8_32 --> at length 32, and on the unseen positions 32–127
+#   44.0%<!-- result: beyond_alibi_h8 -->, more than sinusoidal or learned positions there, but it has not
+#   learned the rule either.
+#
+# A toy with one rule is the friendliest possible case for a relative scheme such as RoPE; on real text,
+# RoPE models also degrade beyond their training length without extra tricks.
+
+# %% [markdown]
+# <details class="measured"><summary>Why each scheme behaves as it does: hypotheses</summary>
+#
+# - **Sinusoidal.** Shifts are linear (section 2), but the model learned to use the position vectors it
+#   saw, mixed with the word embeddings; unseen combinations of the slow hands probably confuse it. Why the
+#   curve climbs back up at positions 33–35 was not studied.
+# - **RoPE's drops.** With Dh = 16 the fast pairs repeat: at distance
 #   122<!-- result: alias_best --> their angles are almost those of distance 3 (mean cosine
 #   0.90<!-- result: alias_best_match -->), and the match first passes 0.8 at distance
 #   60<!-- result: alias_first -->. A key at such a distance looks like the key 3 back on the fast pairs, and
@@ -684,25 +716,19 @@ plt.show()
 #   distances they reach angles never seen in training. Long-context models add tricks for this (position
 #   interpolation, NTK scaling, YaRN), which all change the frequencies θ_j (and YaRN also the attention
 #   temperature).
-# - **ALiBi with 2 heads** does not learn the task, even within the training length:
-#   24.9%<!-- result: acc_alibi_32 --> at length 32, above chance but far from the others. In one layer whose
-#   inputs are random symbols, the content scores q · k say nothing about position; what tells the key at
-#   distance three from the keys at distances zero, one and two is only the bias. One head's bias falls with
-#   distance, so one head's weights cannot peak at distance 3. Several heads with different slopes can still
-#   single it out together: the weights two heads put on the same key differ by a factor that changes with
-#   distance, and the layers after attention can use that difference. With 1/16 and 1/256 the two heads
-#   barely separate the last four keys (in the steeper head a key 3 back keeps a factor
-#   0.829<!-- result: alibi_weight_at_3 --> of the weight it would get at distance 0), so there is little to
-#   combine.
-# - **ALiBi with 8 heads** and four times the training does much better:
-#   47.8%<!-- result: acc_alibi_h8_32 --> at length 32, and on the unseen positions 32–127
-#   44.0%<!-- result: beyond_alibi_h8 -->, more than sinusoidal or learned positions there, but it has not
-#   learned the rule either. Which of its differences from the 2-head arm (the table above) made the gain
+# - **ALiBi with 2 heads.** In one layer whose inputs are random symbols, the content scores q · k say
+#   nothing about position; what tells the key at distance three from the keys at distances zero, one and
+#   two is only the bias. One head's bias falls with distance, so one head's weights cannot peak at
+#   distance 3. Several heads with different slopes can still single it out together: the weights two heads
+#   put on the same key differ by a factor that changes with distance, and the layers after attention can
+#   use that difference. With 1/16 and 1/256 the two heads barely separate the last four keys (in the
+#   steeper head a key 3 back keeps a factor 0.829<!-- result: alibi_weight_at_3 --> of the weight it would
+#   get at distance 0), so there is little to combine.
+# - **ALiBi with 8 heads.** Which of its differences from the 2-head arm (the table above) made the gain
 #   was not separated. ALiBi is built as a prior that nearer tokens matter more, which suits language;
 #   picking one exact offset out of it is hard for it.
 #
-# A toy with one rule is the friendliest possible case for a relative scheme such as RoPE; on real text,
-# RoPE models also degrade beyond their training length without such tricks.
+# </details>
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -806,7 +832,7 @@ print(f"ALiBi, steeper head (slope 1/16): weight of a key 3 back relative to the
 # - ALiBi adds −s_h · distance to the scores, one slope per head: no parameters, no length limit, a built-in
 #   preference for nearby tokens.
 # - Trained on sequences of at most 32 tokens, a small RoPE model kept the look-back rule far past that
-#   length, the absolute schemes lost it, and ALiBi never learned the exact offset well.
+#   length, the absolute schemes lost it, and ALiBi, in our two setups, did not learn the exact offset.
 
 # %% [markdown]
 # ## Exercises
