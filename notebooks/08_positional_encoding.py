@@ -376,7 +376,8 @@ print("interleaved pairing = halves pairing after moving the even features first
 # The two conventions are the same model with differently stored weights: reordering the features of every
 # head's query and key turns one into the other, and a dot product does not change when both of its vectors
 # are reordered the same way.
-#
+
+# %% [markdown]
 # <details class="measured"><summary>What this means for loading weights</summary>
 #
 # In a model the reordering can be folded into the rows of W_Q and W_K, which is exactly what the Hugging
