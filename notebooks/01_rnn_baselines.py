@@ -50,7 +50,7 @@ if "google.colab" in sys.modules:
 # - the gates of the LSTM (长短期记忆网络) and the GRU (门控循环单元), each proven equal to PyTorch's module,
 #   and why an LSTM has four times the parameters of a plain RNN, and a GRU three times;
 # - vanishing and exploding gradients (梯度消失 / 梯度爆炸): the gradient that travels back through many
-#   steps shrinks or grows by a roughly constant factor per step, and how the LSTM's cell path lets it last;
+#   steps shrinks or grows by a roughly constant factor per step, and how the LSTM's cell path can let it last;
 # - how far back each cell can remember after training, on a recall task with a controlled distance;
 # - why an RNN's steps must run one after another.
 #
@@ -68,6 +68,8 @@ if "google.colab" in sys.modules:
 # - **GRU** — an RNN with two gates (reset and update) and a single state.
 # - **vanishing / exploding gradient** — a gradient that shrinks towards 0 / grows without bound as it is
 #   sent back through many steps.
+# - **Jacobian** — the matrix of partial derivatives of one vector with respect to another: entry (i, j) says
+#   how much output i moves per unit change of input j.
 # - **spectral norm ‖A‖** — the most a matrix A can stretch a vector (its largest singular value).
 # - **dependency distance** — how many steps separate an input from the output that needs it.
 
@@ -99,7 +101,7 @@ results = Results("01_rnn_baselines")  # every model in this chapter is small: i
 #
 # The same weights W_xh, W_hh, b are used at every step. In the figure, follow the purple state arrow from
 # left to right: every cell is the same box with the same weights, and step t cannot start before step
-# t − 1 has handed it h_{t−1}.
+# t − 1 has handed it h_{t−1}. (The figures write W for W_xh and U for W_hh.)
 
 # %%
 diagrams.show("unrolled_rnn")
@@ -303,7 +305,7 @@ _ = results.record("params_gru", sizes["GRU"])
 # $$\frac{\partial h_T}{\partial h_t} = \frac{\partial h_T}{\partial h_{T-1}}\,\frac{\partial h_{T-1}}{\partial h_{T-2}}\cdots\frac{\partial h_{t+1}}{\partial h_t},
 # \qquad \frac{\partial h_{s}}{\partial h_{s-1}} = \operatorname{diag}(1 - h_s^2)\, W_{hh} \ \text{(plain RNN)}.$$
 #
-# A product of T − t matrices, one per step: if they typically shrink vectors, the product shrinks
+# A product of T − t Jacobians, one per step: if they typically shrink vectors, the product shrinks
 # geometrically (vanishing); if they stretch them, it grows (exploding). We measure its size,
 # ‖∂h_T/∂h_t‖, the most a gradient arriving at step T can be stretched on its way back to step t, against
 # the distance T − t. First a check that the closed form above, multiplied out by hand, agrees with the
@@ -340,7 +342,8 @@ print("closed form == autograd chain (float64, rtol 1e-10)")
 
 # %% [markdown]
 # Now one random sequence of T = 100 steps through plain RNNs whose recurrent weights W_hh are scaled by a
-# gain g = 0.5, 1, 1.5, 2 (roughly how much W_hh stretches a vector), the RNN at PyTorch's default
+# gain g = 0.5, 1, 1.5, 2 (the entries of W_hh are drawn with standard deviation g/√H_hid, so g is roughly
+# how much W_hh stretches a vector), the RNN at PyTorch's default
 # initialisation, and the LSTM and GRU at theirs.
 
 # %%
@@ -471,17 +474,19 @@ print("recorded")
 # **9**<!-- result: steps_rnn_default --> steps. Larger weights make it last longer: at gain g = 1 it takes
 # **22**<!-- result: steps_g1 --> steps, at g = 1.5 **88**<!-- result: steps_g15 -->, and at g = 2 the
 # gradient grows instead (to **184**<!-- result: norm25_g2 --> at distance 25), held in check only because
-# large weights push the tanh into its flat ends. So one source's rule of thumb, that an RNN cannot carry a
+# large weights push the tanh into its flat ends. So the rule of thumb in one of the source articles, that an RNN cannot carry a
 # dependency over more than twenty or thirty words because its information "decays exponentially", describes
 # one regime and not a law: where the gradient dies depends on the scale of the weights.
 #
-# **The LSTM's cell path can keep the gradient.** At initialisation the LSTM and the GRU fade only a little
-# more slowly than the plain RNN (a factor of **0.600**<!-- result: factor_lstm --> and
+# **The LSTM's cell path *can* keep the gradient, if training finds the way.** At initialisation it barely
+# helps: the LSTM and the GRU fade only a little more slowly than the plain RNN (a factor of **0.600**<!-- result: factor_lstm --> and
 # **0.625**<!-- result: factor_gru --> per step, against **0.46**<!-- result: factor_rnn_default -->). But
 # the LSTM's cell is updated by a sum, c_t = f ⊙ c_{t−1} + i ⊙ g: along that path the gradient is multiplied
 # at each step by the forget gate f alone, with no weight matrix and no tanh in between. A forget gate that
 # learns to stay near 1 carries the gradient far (exercise 01.5 measures it); a plain tanh RNN has no such
-# knob, since the larger weights that stop the vanishing also risk the explosion.
+# knob, since the larger weights that stop the vanishing also risk the explosion. That is a possibility, not
+# a guarantee: training may or may not push the forget gate towards 1, and with the short training of
+# section 6 the LSTM gains little from it, while the GRU does better.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -493,9 +498,10 @@ print("recorded")
 # - **The sweep.** One sequence of T = 100 standard-normal inputs, 32 hidden units, in float64: the norms
 #   reach 1e-40 and below, where float32 loses precision (under about 1.2e-38) and then rounds to 0. The
 #   gains draw W_hh from N(0, g²/H_hid); PyTorch's default draws it uniformly in ±1/√H_hid, which gave a
-#   spectral radius of **0.60**<!-- result: rho_default --> here. The factor per step is 10 to the
+#   spectral radius (largest eigenvalue magnitude, which sets the long-run shrink per step and is at most
+#   the spectral norm) of **0.60**<!-- result: rho_default --> here. The factor per step is 10 to the
 #   least-squares slope of log10 of the norm over distances 1 to 60: **−0.338**<!-- result: slope_rnn_default -->
-#   decades per step for the default RNN, **−0.222**<!-- result: slope_lstm --> for the LSTM and
+#   decades per step (a decade is a factor of 10) for the default RNN, **−0.222**<!-- result: slope_lstm --> for the LSTM and
 #   **−0.204**<!-- result: slope_gru --> for the GRU, which are 100 times weaker after
 #   **10**<!-- result: steps_lstm --> and **13**<!-- result: steps_gru --> steps.
 # - **More draws.** The step counts above come from one draw of W_hh and of the input. Three more draws
@@ -529,7 +535,8 @@ print("recorded")
 # (`tformer.data.tasks.long_range_recall`) makes the dependency distance a knob: the source is a key symbol
 # followed by d random distractor symbols, and the model must output the key after reading the last one.
 # With 4 possible keys, guessing gives 25%. Each cell reads the sequence left to right (PyTorch's fused
-# module, justified by section 2), and a linear layer reads the final hidden state. All three cells get the
+# module, justified by section 2); an embedding layer first turns each symbol into a learned vector, its
+# embedding, and a linear layer reads the final hidden state. All three cells get the
 # same short training, written out in the code below; each is trained three times from different random
 # starts.
 
@@ -645,8 +652,9 @@ plt.show()
 # is above chance in every run but solves the task in only **1**<!-- result: gru_d40_solved --> of 3.
 #
 # The gradients of section 4 describe the starting point; gates give training a way to move the factor per
-# step towards 1, and by accuracy the GRU is the cell that does so over the longest distance here. One source
-# credits gated cells with success on sequences of "tens to hundreds of time steps": that describes
+# step towards 1, and by accuracy the GRU is the cell that does so over the longest distance here. The LSTM's
+# cell path did not pay off at this budget: at distance 40 the LSTM is at chance, like the plain RNN. One of
+# the source articles credits gated cells with success on sequences of "tens to hundreds of time steps": that describes
 # well-tuned models trained for long. With this short training even the gated cells' memory is short, and
 # whether a run learns the task varies from one random start to the next. A common recommendation is to start
 # the LSTM's forget-gate bias at 1 (Jozefowicz et al. 2015); exercise 01.5 measures what raising that bias
@@ -694,9 +702,9 @@ plt.show()
 #   geometrically (100 times weaker after 9<!-- result: steps_rnn_default --> steps at PyTorch's default
 #   initialisation) or, with large weights, explodes. The rule of thumb that an RNN forgets beyond twenty or
 #   thirty words describes one regime, not a law.
-# - The LSTM's cell path multiplies the gradient only by the forget gate, so a cell can learn to keep it;
-#   after the same short training the gated cells recall over longer distances than the plain RNN, the GRU
-#   farthest.
+# - The LSTM's cell path multiplies the gradient only by the forget gate, so it *can* keep the gradient if
+#   training pushes that gate towards 1. At initialisation it barely helps, and after the same short training
+#   the GRU recalls farthest while the LSTM does well only over short distances.
 # - An RNN's L steps must run in order; self-attention removes that chain (chapter 13 times both).
 
 # %% [markdown]
