@@ -287,7 +287,7 @@ assert all(b[0].accuracy > b[-1].accuracy + 0.2 for b in fixed_buckets)  # falls
 #
 # Bahdanau, Cho & Bengio (2015) kept the encoder and decoder and changed one thing: instead of the same
 # context vector at every step, the decoder computes a fresh one for each output token i, a weighted
-# average of *all* the encoder states h_1 … h_S. Here s_{i−1} is the decoder's hidden state before it writes
+# average of *all* the encoder states h_1 … h_S. Here $s_{i-1}$ is the decoder's hidden state before it writes
 # token i (it summarises what has been written so far):
 #
 # $$e_{ij} = v^\top \tanh(W_s s_{i-1} + W_h h_j), \qquad \alpha_{ij} = \frac{\exp e_{ij}}{\sum_k \exp e_{ik}},
