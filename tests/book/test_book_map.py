@@ -57,7 +57,7 @@ def test_the_map_labels_the_parts_the_preface_promises() -> None:
         assert label in texts, label
     # each labelled part sits beside the chip of the chapter that builds it (the next chip in drawing order)
     elements = _elements("book_map")
-    expected = {"multi-head self-attention": "06", "masked self-attention": "06", "cross-attention": "10",
+    expected = {"multi-head self-attention": "06", "masked self-attention": "06", "cross-attention": "06",
                 "feed-forward network": "09", "Add & Norm": "09", "embedding + positions": "08",
                 "Linear + softmax": "10", "decoding: one word per step": "10"}
     for i, element in enumerate(elements):

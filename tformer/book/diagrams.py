@@ -987,8 +987,8 @@ def _five_steps() -> tuple[_Svg, str]:
     total = sum(exps)
     weights = [e / total for e in exps]
     out = tuple(sum(w * v[i] for w, v in zip(weights, values, strict=True)) for i in range(2))
-    s.text(460, 46, f"The query of 它 is q = {_vec(q)}, \u201cI am looking for an animal\u201d; keys and values have "
-           f"d_k = {d_k} numbers.", size=12, role="shape", italic=True)
+    s.text(460, 46, f"The query of 它 is q = {_vec(q)}, \u201cI am looking for an animal\u201d; keys have d_k = {d_k} "
+           f"numbers, values d_v = {len(values[0])}.", size=12, role="shape", italic=True)
     # the pipeline of steps, as a header row of boxes joined by arrows
     steps = (("1 · score", "q · k", 185, 115, "key"), ("2 · scale", f"÷ √d_k = ÷ √{d_k}", 320, 105, "layer"),
              ("3 · exponentiate", "e^(scaled)", 445, 115, "layer"), ("4 · normalise", "÷ sum: the weight", 580, 130,
@@ -1032,8 +1032,8 @@ def _five_steps() -> tuple[_Svg, str]:
     s.rect(730, bottom + 6, 170, 54, "value")
     s.text(815, bottom + 27, "output for 它 = sum:", size=12, weight="bold", role="value")
     s.text(815, bottom + 48, _vec(out, ".4f"), size=14, weight="bold", role="value")
-    s.text(460, bottom + 80, "Steps 3 and 4 together are the softmax. 它 started with the value [0, 0]; now it holds "
-           "a mix of every value, 猫's weighted most.", size=12, italic=True)
+    s.text(460, bottom + 80, "Steps 3 and 4 are the softmax. 它 started with the value [0, 0]; 猫's value "
+           "contributes most (它's weight ties 猫's, but its value is [0, 0]).", size=12, italic=True)
     alt = (
         f"The five steps of attention for the token 它 in 猫 追 老鼠 它, one row per token, left to right. The query "
         f"of 它 is [1, 0]. Step 1, score: the dot product of the query with each key gives "
@@ -1174,7 +1174,7 @@ def _book_map() -> tuple[_Svg, str]:
     s.arrow(dx, 530 + y, dx, 524 + y, "layer")
     part(dx, 502 + y, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
     s.arrow(dx, 502 + y, dx, 492 + y, "layer")
-    part(dx, 450 + y, 40, "cross-attention", "Q here; K, V from the memory", role="key", chips=("10",))
+    part(dx, 450 + y, 40, "cross-attention", "Q here; K, V from the memory", role="key", chips=("06", "10"))
     s.arrow(dx, 450 + y, dx, 444 + y, "layer")
     part(dx, 422 + y, 20, "Add & Norm", role="norm", chips=("09",), w=140, size=10)
     s.arrow(dx, 422 + y, dx, 412 + y, "layer")
@@ -1226,7 +1226,7 @@ def _book_map() -> tuple[_Svg, str]:
         "encoder's repeated block holds multi-head self-attention (chapters 06 and 07), Add & Norm and a "
         "feed-forward network (chapter 09); its output, the memory of one vector per source word, feeds the "
         "cross-attention of every decoder block (chapter 10). The decoder's block holds masked self-attention "
-        "(06, 07), cross-attention (10) and a feed-forward network (09), each followed by Add & Norm; then a "
+        "(06, 07), cross-attention (06, 10) and a feed-forward network (09), each followed by Add & Norm; then a "
         "linear layer and softmax give a probability for every word, and decoding writes one word per step with "
         "greedy search, beam search and a key/value cache (10). A callout says what happens inside every "
         "attention box, softmax of Q K transposed over the square root of d_k, times V: a weighted average (03), "
