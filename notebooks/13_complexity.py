@@ -487,7 +487,8 @@ print(f"RNN slope left of the fit region (d = {d_values[narrow[0]]}–{d_values[
 # Chapter 01 built an LSTM as a loop over time steps and left a question open: how does its time grow with
 # the length, next to a layer that has no loop? Here are whole layers at width d = 128 with a batch of 8
 # sequences: chapter 01's LSTM (`tformer.baselines.rnn.LSTM`, one Python call per step), torch's fused
-# `nn.LSTM` (the same loop in C++), and a self-attention layer with its four projections and 4 heads
+# `nn.LSTM` (the loop in C++, with the input products of all steps done at once before it, section 4), and a
+# self-attention layer with its four projections and 4 heads
 # (`MultiHeadAttention`, chapter 07).
 
 # %% tags=["nbval-ignore-output"]
@@ -547,10 +548,11 @@ if not BIG:  # on a CPU attention's L² arithmetic shows: it grows faster than t
 # after another. Attention's time grows faster, because its score matrix is L × L: from L = 128 to 512 the
 # FLOPs predict eightfold growth for the attention layer against fourfold for an LSTM, and the printed growth
 # line shows attention pulling away on the clock too. Per token, attention is far cheaper than the Python
-# loop, which pays the interpreter at every step; the fused `nn.LSTM` pays much less per step and, on one CPU
-# core here, is the faster of the two at the longest length. On a CPU there is no wall to see: the chain
-# costs time in proportion to L, and the L² arithmetic costs more at long lengths. The chain's real price shows on hardware with many parallel lanes, which a
-# chain of small steps cannot fill (sections 4 and 6).
+# loop at moderate lengths, and the gap closes as L grows; the loop pays the interpreter and an input
+# product at every step. The fused `nn.LSTM` pays much less per step and, on one CPU core here, is the faster
+# of the two at the longest length. On a CPU the chain does not stand out as a bottleneck: it costs time in
+# proportion to L, and the L² arithmetic costs more at long lengths. The chain's real price is expected to
+# show on hardware with many parallel lanes, which a chain of small steps cannot fill (sections 4 and 6).
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -573,8 +575,8 @@ if not BIG:  # on a CPU attention's L² arithmetic shows: it grows faster than t
 #   cores, while the LSTM's small per-step products gain little from splitting and pay to synchronise the
 #   threads. More threads should therefore lower attention's curve more than the LSTM's, and move the length
 #   from which `nn.LSTM` is the faster one to longer sequences (not measured here: the book times on one
-#   thread). The growth of each curve with L, which the checks rest on, is set by the arithmetic, not by the
-#   threads.
+#   thread). Extra threads can bend the fused loop's curve too, which is why the growth check runs on
+#   one thread only.
 #
 # </details>
 

@@ -565,7 +565,9 @@ _ = results.record("peak_fused_mib", peaks["torch fused SDPA"] / 2**20)
 
 # %% [markdown]
 # The plain formula peaks at **17.0**<!-- result: peak_plain_mib --> MiB — the four 1024 × 1024 score
-# matrices plus a Q-sized tensor — the fused kernel at **1.02**<!-- result: peak_fused_mib --> MiB,
+# matrices plus a Q-sized tensor (the cell runs without gradients, where the book's attention takes the
+# softmax in place; with autograd the scores and the weights are both kept, as chapter 13 measured) — the
+# fused kernel at **1.02**<!-- result: peak_fused_mib --> MiB,
 # little more than its output. Our block-by-block version sits between: it never holds a full score matrix,
 # but its (L, block) tiles and their temporaries live in main memory, where a real kernel keeps them in
 # on-chip registers and shared memory. Memory traffic is what costs time on a GPU, where reading and writing that
@@ -585,8 +587,9 @@ torch.set_num_threads(threads)
 # The source articles' "same maths, different memory reads and writes" is exactly right: equal outputs, an n × n
 # matrix that never exists, and a speed-up that depends on how slow the memory is compared with the
 # arithmetic. (On a GPU torch's FlashAttention kernel runs only for float16 or bfloat16 inputs; with this
-# chapter's float32 it picks another fused kernel, so the GPU timing here is not FlashAttention's.) The FLOPs are unchanged — FlashAttention is
-# still O(n²) in time, only O(n) in memory.
+# chapter's float32 it picks another fused kernel, so the GPU timing here is not FlashAttention's.) The
+# forward FLOPs are unchanged — FlashAttention is still O(n²) in time, only O(n) in memory; in training its
+# backward pass recomputes the scores, spending a little more arithmetic to save the memory.
 
 # %% [markdown]
 # ## 6 · Mixture of experts: many parameters, few of them active
@@ -1079,7 +1082,7 @@ print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary[
 # - The KV cache grows with every generated token; grouped-query and multi-query attention shrink it by the
 #   number of query heads per key/value head.
 # - A mask does not save compute: sliding windows and sparse patterns pay only with kernels that skip the
-#   masked scores. Linear attention does cut the cost to O(n), at a price in accuracy.
+#   masked scores. Linear attention does cut the cost to O(n), at a price in accuracy that the papers report.
 # - FlashAttention computes exactly the same attention without storing the n × n matrix; a mixture of
 #   experts buys parameters without compute, but not without memory.
 # - Linear recurrences (state-space models) train in parallel and run as RNNs: the RNN's strengths, back.
