@@ -53,7 +53,7 @@ if "google.colab" in sys.modules:
 # - the causal mask (the lower-triangular table for 猫 坐 在 垫子) and the padding mask, as boolean tensors
 #   with True = may attend;
 # - what happens to a query that may attend to nothing, why the textbook `-inf` recipe produces NaN there,
-#   and how `tformer` (like PyTorch's own function) returns zeros instead;
+#   and how `tformer` (like PyTorch's own function in recent PyTorch versions) returns zeros instead;
 # - the three kinds of attention in the Transformer (encoder self, masked decoder self, cross) and where
 #   their queries, keys and values come from.
 #
@@ -107,7 +107,10 @@ results = Results("06_self_attention_and_masks")
 #
 # "Self" means that queries, keys and values all come from the same sentence. Below, four random
 # 8-dimensional embeddings stand in for the words, and three random matrices W_Q, W_K, W_V make the
-# queries, keys and values (in a trained model these are learned; chapter 04).
+# queries, keys and values (in a trained model these are learned; chapter 04). In the shape comments of the
+# code, L is the number of queries, S the number of keys (in self-attention both are the sentence length)
+# and D the width; later cells add B, the number of sentences in a batch, and H and Dh, the number of heads
+# and the width of each (chapter 07; here there is one head, so Dh = D).
 
 # %%
 tokens = ["猫", "追", "老鼠", "它"]
@@ -172,7 +175,7 @@ attention_heatmap(weights, tokens, tokens, title="Self-attention weights (random
 plt.show()
 
 # %% [markdown]
-# Even on one CPU thread the matrix version is much faster on 256 tokens, mostly because it makes
+# Even on one CPU thread the matrix version is much faster on 256 tokens, partly because it makes
 # **7**<!-- result: matrix_calls --> calls into the library where the loop makes
 # **1025**<!-- result: loop_calls --> small ones.
 
@@ -250,14 +253,20 @@ assert matrix_s < loop_s
 #
 # $$\text{Attention}(PX) = P\,\text{Attention}(X),$$
 #
-# a property called **permutation equivariance**. The two Chinese sources name it differently. One writes
-# "输出集合不变（置换不变性）" (the *set* of outputs is unchanged: permutation invariance), which is right
-# for the set; the other writes "自注意力天然具备置换不变性（permutation-equivariance）", using the word for
-# invariance but glossing it with the precise term, equivariance, which is about the *sequence* of outputs.
-# (The same source adds that attention "只关心相对关系", cares only about relative relations; without
-# positions it knows no relative order either, as the check below shows.)
-# Let us check it with the sentence 猫 追 老鼠 它 reordered as 老鼠 追 猫 它: the cat now seems to be the one
-# being chased.
+# a property called **permutation equivariance** (the source articles say 置换不变性, "invariance", which
+# fits the *set* of outputs; equivariance is the precise word for the *sequence*). Let us check it with the
+# sentence 猫 追 老鼠 它 reordered as 老鼠 追 猫 它: the cat now seems to be the one being chased.
+
+# %% [markdown]
+# <details class="measured"><summary>The source articles' wording</summary>
+#
+# One writes "输出集合不变（置换不变性）" (the *set* of outputs is unchanged: permutation invariance), which
+# is right for the set; the other writes "自注意力天然具备置换不变性（permutation-equivariance）", using the
+# word for invariance but glossing it with the precise term, equivariance, which is about the *sequence* of
+# outputs. The same article adds that attention "只关心相对关系", cares only about relative relations;
+# without positions it knows no relative order either, as the check below shows.
+#
+# </details>
 
 # %% tags=["nbval-ignore-output"]
 def self_attention(x):
@@ -311,10 +320,18 @@ assert cat_gap_with_positions > 1e-3
 # position 3, the one it is supposed to predict. The rule is the **causal mask**: position i may look at
 # positions 0 … i and nothing later. For the target 猫 坐 在 垫子 it is the lower-triangular table below
 # (rows: the query at position i, which holds word i and predicts word i + 1; columns: the key it would
-# like to look at). Here the book departs from its source, whose table labels each row "正在生成的位置", the
-# position being generated: if the row of 猫 were the step that writes 猫, letting it see 猫 would be copying
-# the answer. With teacher forcing the input is shifted by one, so the query at 猫 already holds 猫 and
-# predicts the next word, 坐, which the mask hides.
+# like to look at). The diagonal is allowed because the query at 猫 already holds 猫 and predicts the next
+# word, 坐, which the mask hides.
+
+# %% [markdown]
+# <details class="measured"><summary>Why the row labels differ from the source article's</summary>
+#
+# The source article's table labels each row "正在生成的位置", the position being generated: if the row of
+# 猫 were the step that writes 猫, letting it see 猫 would be copying the answer. With teacher forcing the
+# input is shifted by one, so the query at 猫 already holds 猫 and predicts the next word; the rows here are
+# labelled that way.
+#
+# </details>
 
 # %%
 target = ["猫", "坐", "在", "垫子"]
@@ -391,7 +408,9 @@ plt.show()
 
 # %% [markdown]
 # Read the grid row by row: 猫's row may use only 猫 itself, 坐's row 猫 and 坐, and so on; the last row
-# sees the whole sentence. Each row of weights is a softmax over its allowed cells alone. The mask really
+# sees the whole sentence. Each row of weights is a softmax over its allowed cells alone. Each word also
+# favours itself: with Q = K = X its diagonal score is its own dot product ‖x_i‖²/√d, large and positive for
+# a random vector, while its scores with other words can take either sign. The mask really
 # does stop information flowing backwards in time: change the last word and the outputs of the first three
 # positions do not move.
 
