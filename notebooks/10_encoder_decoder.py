@@ -191,7 +191,7 @@ packaged = shift_right(torch.tensor([target]), BOS_ID)  # (1, L)
 assert packaged[0].tolist() == decoder_input
 
 # %% [markdown]
-# Read a column: at position 3 the decoder has seen <bos> 猫 坐 在 and must produce 垫子. Why not feed
+# Read a column: at position 3 the decoder has seen `<bos>` 猫 坐 在 and must produce 垫子. Why not feed
 # the target unshifted? Then the label at every position would be the input at the same position, and a
 # model could score perfectly by copying. A "model" that just echoes its input shows it:
 
@@ -376,8 +376,8 @@ plt.show()
 # %% [markdown]
 # ## 6. Writing one word at a time: greedy decoding
 #
-# At inference time there is no target to shift: the writing team starts from <bos>, picks the most likely
-# word, appends it, and asks again, until it writes <eos>. Here is that loop written out for the running
+# At inference time there is no target to shift: the writing team starts from `<bos>`, picks the most likely
+# word, appends it, and asks again, until it writes `<eos>`. Here is that loop written out for the running
 # example (the teaching version recomputes the whole prefix at every step), printing the three most likely
 # candidates at each step:
 
@@ -422,7 +422,7 @@ assert word_4 == "垫子"
 _ = results.record("p_mat", p_mat, tol=0.02)
 
 # %% [markdown]
-# "猫" → "猫 坐" → "猫 坐 在" → "猫 坐 在 垫子" → "猫 坐 在 垫子 上" → <eos>. At step 4 the model gives 垫子 a
+# "猫" → "猫 坐" → "猫 坐 在" → "猫 坐 在 垫子" → "猫 坐 在 垫子 上" → `<eos>`. At step 4 the model gives 垫子 a
 # probability of 1.00<!-- result: p_mat -->. (The source articles illustrate this step with 垫子 0.71 and
 # 地毯 "carpet" 0.12, illustrative numbers rather than a model's output. Our corpus has exactly one correct
 # translation per sentence, so a trained model is nearly certain; real translation data, with many
@@ -485,8 +485,8 @@ for step, beams in enumerate(beam_kept, 1):
     print(f"beam of 2, step {step} keeps: " + ",  ".join(f"{' '.join(b)} {sequence_probability(b):.3f}" for b in beams))
 p_greedy = results.record("toy_greedy_p", sequence_probability(greedy_words))
 p_beam = results.record("toy_beam_p", sequence_probability(beam_words))
-print(f"greedy:     {' '.join(greedy_words)}   P = {p_greedy:.3f}")
-print(f"beam of 2:  {' '.join(beam_words)}   P = {p_beam:.3f}")
+print(f"greedy:     {' '.join(greedy_words)}   P = {p_greedy:.4f}")
+print(f"beam of 2:  {' '.join(beam_words)}   P = {p_beam:.4f}")
 assert p_greedy < p_beam and beam_words == max(every_path, key=sequence_probability)  # the best of all 8 paths
 assert beam_toy(K=1)[0] == greedy_words  # a beam of one is greedy search
 
@@ -524,8 +524,8 @@ plt.show()
 
 # %% [markdown]
 # Greedy takes 小猫 (0.55 against 0.45) and ends with 小猫 坐 在 at probability
-# 0.181<!-- result: toy_greedy_p -->. The beam of two keeps 猫 as well, sees at step 2 that 猫 坐 (0.405) beats
-# everything that follows 小猫, and finds 猫 坐 在 at 0.364<!-- result: toy_beam_p -->, twice as probable and
+# 0.1815<!-- result: toy_greedy_p -->. The beam of two keeps 猫 as well, sees at step 2 that 猫 坐 (0.405) beats
+# everything that follows 小猫, and finds 猫 坐 在 at 0.3645<!-- result: toy_beam_p -->, twice as probable and
 # the best of all eight paths. A beam is no guarantee (here K = 2 happens to be enough); it only looks at
 # more of the tree than greedy does, at K times the work.
 #
@@ -576,8 +576,8 @@ _ = results.record("beam_full_changed_k4", beam_changed[4])
 # %% [markdown]
 # On the trained model the beam does not help: a beam of 4 changes a few of the 64 longest sentences'
 # outputs and gets no more of them right than greedy, at up to four times the decoder's work: finding a
-# more probable output only helps if the model's most probable output is the right one. The rest of the
-# chapter decodes greedily; section 12 tries the beam on briefly trained, less certain models.
+# more probable output only helps if the model's most probable output is the right one. Greedy decoding
+# stays the chapter's default; section 12 tries the beam on briefly trained, less certain models.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -1007,7 +1007,7 @@ assert all(t > b for t, b in zip(tf_early, val_final["Bahdanau"], strict=True)),
 # %% [markdown]
 # In about the same training time the Transformer learned this task much faster: it translates
 # 69.0<!-- result: tf_short_em.min -->–78.3%<!-- result: tf_short_em.max --> of the 300 short test sentences
-# exactly, the RNN with Bahdanau attention 6.7<!-- result: rnn_bahdanau_em.min -->–25.3%<!-- result:
+# exactly, the RNN with Bahdanau attention 11.7<!-- result: rnn_bahdanau_em.min -->–31.3%<!-- result:
 # rnn_bahdanau_em.max -->, and the Transformer is ahead for each of the three seeds (the table above; the
 # figure shows the validation score during training).
 
@@ -1028,26 +1028,26 @@ plt.show()
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Each of the six runs trained for the time of 150<!-- result: tf_budget_steps --> Transformer steps
-# (9.4<!-- result: budget_seconds.min -->–10.9<!-- result: budget_seconds.max --> seconds of CPU time each in
-# the stored run). Paired by seed, the Transformer is ahead by 48.0<!-- result: tf_gap.min --> to
-# 71.7<!-- result: tf_gap.max --> points (the cell asserts a positive lead for every seed). A Bahdanau step
-# cost 1.06<!-- result: step_cost_bahdanau --> Transformer steps by the median of the timing rounds, so the RNN got
-# 141<!-- result: steps_bahdanau --> steps to the Transformer's 150<!-- result: tf_budget_steps -->, about as
+# (8.7<!-- result: budget_seconds.min -->–10.0<!-- result: budget_seconds.max --> seconds of CPU time each in
+# the stored run). Paired by seed, the Transformer is ahead by 42.0<!-- result: tf_gap.min --> to
+# 66.7<!-- result: tf_gap.max --> points (the cell asserts a positive lead for every seed). A Bahdanau step
+# cost 1.02<!-- result: step_cost_bahdanau --> Transformer steps by the median of the timing rounds, so the RNN got
+# 147<!-- result: steps_bahdanau --> steps to the Transformer's 150<!-- result: tf_budget_steps -->, about as
 # many (the cell asserts the two step counts stay within a quarter of each other). The median does not make
-# the times equal: each RNN run took 95<!-- result: rnn_time_share.min -->–101%<!-- result: rnn_time_share.max -->
+# the times equal: each RNN run took 89<!-- result: rnn_time_share.min -->–105%<!-- result: rnn_time_share.max -->
 # of its Transformer partner's CPU time, and the difference moves from run to run.
 #
 # Per step the order is the same. On the 100 validation sentences the Transformer ends at
 # 76<!-- result: tf_val_em.min -->–79%<!-- result: tf_val_em.max -->, the RNN at
-# 10<!-- result: bahdanau_val_em.min -->–32%<!-- result: bahdanau_val_em.max -->. The cell also reads the
+# 16<!-- result: bahdanau_val_em.min -->–39%<!-- result: bahdanau_val_em.max -->. The cell also reads the
 # Transformer at its last checkpoint at or before the RNN's step count (step
 # 100<!-- result: tf_early_step --> in the stored run, where the RNN got the fewer steps): 50<!-- result: tf_val_em_early.min -->–59%<!--
 # result: tf_val_em_early.max -->, above its RNN partner's end on every seed (asserted).
 #
 # What this does not show. The size of the gap is not a stable figure: the RNN's curves are still climbing
 # steeply at the end (the figure), so its score moves a lot with the number of steps the timing grants it,
-# and the timing rounds put a Bahdanau step anywhere from 0.92<!-- result: step_cost_bahdanau_rounds.min -->
-# to 1.24<!-- result: step_cost_bahdanau_rounds.max --> Transformer steps (the median set it). How the two
+# and the timing rounds put a Bahdanau step anywhere from 0.77<!-- result: step_cost_bahdanau_rounds.min -->
+# to 1.27<!-- result: step_cost_bahdanau_rounds.max --> Transformer steps (the median set it). How the two
 # compare after a longer budget, and on long sentences (where chapter 02 measured attention's advantage over
 # the fixed context), is not measured here: three seeds of that would not fit in this chapter's running time.
 # Section 5's run, with its longer budget and the full corpus, shows what a Transformer reaches given more
