@@ -448,7 +448,8 @@ assert min(runs[2, s]["previous"] for s in SEEDS) > min(runs[1, s]["previous"] f
 print(f"trained {len(runs)} models: H = 1 and H = 2 for {STEPS} steps, H = 1 for {LONG_STEPS}, {len(SEEDS)} seeds each")
 
 # %% [markdown]
-# Given the longer training, both models learn to answer both questions, but they do it differently, and the figure shows how. With
+# Both models can learn to answer both questions (one head needs the longer training to do it in every run),
+# but they do it differently, and the figure, drawn after the shorter training, shows how. With
 # two heads the work can be divided: one head looks one step back, the other finds the ★ wherever it is
 # (left and middle). This clean division happened in some of the five training runs, not in all; in the
 # others at least one head mixes the two positions. The single head (right) puts part of its weight on
