@@ -137,18 +137,11 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("15_parallelism", "12 bytes"): "paper: Rajbhandari et al. 2020, §3.1: K = 12 bytes of fp32 Adam state",
     ("15_parallelism", "16 bytes"): "paper: Rajbhandari et al. 2020, §3.1: 2 + 2 + 12 bytes per parameter",
     ("15_parallelism", "80 GB"): "setting: DEVICE_GB, the accelerator size of the strategy table",
-    ("16_summary", "400 steps"): "setting: chapters 07 and 08's training budget",
-    ("16_summary", "1600 steps"): "setting: chapter 08's budget for the 8-head ALiBi arm",
     ("16_summary", "32 steps"): "setting: 32 positions",
-    ("16_summary", "100 steps"): "setting: T = 100 of chapter 01's sweep",
-    ("16_summary", "25%"): "constant: chance with 4 keys",
     ("16_summary", "100×"): "definition: chapter 01's steps_* threshold",
     ("16_summary", "4×"): "structure: 4 gate blocks (the marked lstm_ratio)",
     ("16_summary", "3×"): "structure: 3 gate blocks (the marked gru_ratio)",
-    ("16_summary", "10%"): "constant: MAX_RELATIVE_TOL of tformer.book.results, the tolerance rule",
-    ("16_summary", "50 steps"): "setting: chapter 09's no-residual budget, quoted with its result",
     ("16_summary", "99%"): "definition: the held-out threshold that chapter 09's steps_pre counts to",
-    ("16_summary", "50 training steps"): "setting: the same budget of chapter 09, where its gradients are read",
 }
 
 
