@@ -37,8 +37,9 @@ if "google.colab" in sys.modules:
 #
 # **What this book is.** A course that takes you from recurrent networks to the Transformer, one runnable
 # chapter at a time. Each chapter builds one piece from scratch in PyTorch, checks it against a trusted
-# reference (PyTorch's own modules, a closed form, or a hand calculation), and computes every number it
-# quotes in a cell you can run on a laptop.
+# reference (PyTorch's own modules, a closed form, or a hand calculation), and computes the numbers it
+# measures in cells you can run on a laptop (a few longer studies, named in their chapters, were run once by
+# a script, and the chapter reads their recorded results).
 #
 # **Who it is for.** You know Python, numpy and gradient descent, and attention is a formula you have seen
 # but never quite understood. No PyTorch is assumed beyond tensors.
@@ -187,7 +188,8 @@ assert torch.equal(first, second)
 # Each experiment opens with its finding and the figure or table that shows it. The run record (seeds and
 # their ranges, training budgets, what the code asserts, what was not measured) sits in a collapsed
 # **"How this was measured"** block right below; open it when you want the evidence. Every measured number the
-# text quotes is computed by a cell of the chapter, which records it in the chapter's results manifest (a file
+# text quotes is computed by a cell of the chapter or read from a recorded run that the chapter names, and is
+# recorded in the chapter's results manifest (a file
 # in `notebooks/results/`); the test suite compares each number in the text with the recorded one (an
 # invisible result marker beside each number in the source says which).
 #
@@ -275,7 +277,7 @@ assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
 # | causal mask | 因果掩码 | 02 | 06 |
 # | padding mask | 填充掩码 | 06 | 06 |
 # | cross-attention | 交叉注意力 | 03 | 06 |
-# | multi-head attention | 多头注意力 | 06 | 07 |
+# | multi-head attention | 多头注意力 | 04 | 07 |
 # | positional encoding | 位置编码 | 08 | 08 |
 # | rotary position embedding (RoPE) | 旋转位置编码 | 07 | 08 |
 # | residual connection | 残差连接 | 07 | 09 |
@@ -294,8 +296,8 @@ assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
 #
 # - Two roads through the book: the short road to attention (03 → 04 → 05 → 06 → 07, then 09 → 10) or the
 #   full road, 01 to 16 in order; the map shows which chapter builds each part of the Transformer.
-# - Run a chapter with `make lab`, in Colab, or read it as HTML; every number it quotes comes from one of its
-#   cells.
+# - Run a chapter with `make lab`, in Colab, or read it as HTML; every number it measures comes from one of
+#   its cells or from a recorded run of a script that the chapter names.
 # - Exercises check themselves: an exact answer for pencil-and-paper questions, a range measured by the book
 #   for run-it ones.
 # - The letters B, L, S, D, H, Dh, F, V mean the same thing everywhere; masks are boolean with True = may
