@@ -257,8 +257,8 @@ assert (torch.ones(2, device=device) * 2).sum().item() == 4.0
 # ## Glossary (English · 中文)
 #
 # "First used" is the first chapter whose text or code uses the term; "explained" is where it is built or
-# defined. A term can be used a few chapters before it is explained (chapter 01 times a self-attention
-# layer against an RNN long before chapter 06 builds one).
+# defined. A term can be used a few chapters before it is explained (chapter 01 mentions self-attention long
+# before chapter 06 builds it).
 #
 # | term | 中文 | first used | explained |
 # |---|---|---|---|

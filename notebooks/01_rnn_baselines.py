@@ -652,7 +652,8 @@ plt.show()
 # is above chance in every run but solves the task in only **1**<!-- result: gru_d40_solved --> of 3.
 #
 # The gradients of section 4 describe the starting point; gates give training a way to move the factor per
-# step towards 1, and by accuracy the GRU is the cell that does so over the longest distance here. The LSTM's
+# step towards 1. By accuracy the GRU remembers over the longest distance here; whether it does so by moving
+# its factor per step towards 1 was not measured. The LSTM's
 # cell path did not pay off at this budget: at distance 40 the LSTM is at chance, like the plain RNN. One of
 # the source articles credits gated cells with success on sequences of "tens to hundreds of time steps": that describes
 # well-tuned models trained for long. With this short training even the gated cells' memory is short, and
