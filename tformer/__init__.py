@@ -47,8 +47,8 @@ that replaces another part of the 2017 design in a later one (GQA, RMSNorm, SwiG
 from tformer.attention import KVCache, MultiHeadAttention
 from tformer.baselines.rnn import GRU, LSTM, RNN
 from tformer.baselines.seq2seq_rnn import BahdanauAttention, Seq2SeqRNN
-from tformer.book.environment import get_device, seed_everything
 from tformer.decoding import beam_search, greedy_decode
+from tformer.environment import get_device, seed_everything
 from tformer.functional import scaled_dot_product_attention
 from tformer.layers import Decoder, DecoderLayer, Encoder, EncoderLayer, FeedForward
 from tformer.masks import (

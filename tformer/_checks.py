@@ -24,14 +24,21 @@ from torch import Tensor
 __all__ = [
     "check_activation",
     "check_bool",
+    "check_bos_eos",
     "check_choice",
+    "check_decode_args",
     "check_divisible",
+    "check_eos_in_vocabulary",
     "check_ids",
     "check_int",
+    "check_length_penalty",
     "check_number",
     "check_probability",
     "check_query_key_value",
+    "check_sampling",
+    "check_self_attention",
     "check_tensor",
+    "check_tokens",
     "check_type",
     "values_are_cheap",
 ]
@@ -317,3 +324,115 @@ def check_ids(name: str, ids: Tensor, size: int, *, letter: str = "V", pad_id: i
         skip = "" if pad_id is None else f" (or pad_id={pad_id})"
         raise ValueError(f"{name}: expected ids in [0, {letter}={size}){skip}, got min {low}, max {high}")
     return ids
+
+
+def check_self_attention(scheme: str, query: Tensor, key: Tensor) -> None:
+    """Refuse a relative position scheme (``"rope"``, ``"alibi"``) across two sequences: ``key`` must be ``query``.
+
+    The same tensor, or a view of the same memory, shape and strides: m − n (query position minus key
+    position) is meaningless between two sequences, so cross-attention never gets RoPE or ALiBi.
+
+    Raises:
+        ValueError: ``rope: expected self-attention (key is query), got a different key tensor (B, S, D)``.
+    """
+    same = key is query or (
+        key.data_ptr() == query.data_ptr() and key.shape == query.shape and key.stride() == query.stride()
+    )
+    if not same:
+        raise ValueError(
+            f"{scheme}: expected self-attention (key is query), got a different key tensor "
+            f"{tuple(key.shape)}; cross-attention relates positions of two sequences"
+        )
+
+
+def check_tokens(name: str, tokens: object, vocab_size: int, limit: int | None, offset: int = 0) -> Tensor:
+    """Return ``tokens`` if it is a ``(B, L)`` int64/int32 tensor of ids in ``[0, V)``, L >= 1, within ``limit``.
+
+    ``limit`` is the model's ``position_limit`` (``None``: positions without an end, RoPE and ALiBi);
+    ``offset`` counts positions already cached. The id range is read only where values are cheap
+    (:func:`check_ids`).
+
+    Raises:
+        TypeError: not an int64/int32 tensor. ValueError: not 2-D, L = 0, ``offset + L > limit``, or an id out
+            of range.
+    """
+    tokens = check_tensor(name, tokens, "int", "(B, L)", dtype=(torch.int64, torch.int32))
+    if tokens.shape[1] == 0 or (limit is not None and offset + tokens.shape[1] > limit):
+        if limit is None:
+            wanted = "a length L >= 1"
+        elif offset:
+            wanted = f"a length L in [1, max_len={limit} - {offset} cached]"
+        else:
+            wanted = f"a length L in [1, max_len={limit}]"
+        raise ValueError(f"{name}: expected {wanted}, got {tokens.shape[1]}")
+    return check_ids(name, tokens, vocab_size)
+
+
+# ---------------------------------------------------------------- generation (tformer.decoding)
+
+
+def check_sampling(temperature: object, top_k: object) -> None:
+    """Check a sampler's ``temperature`` (finite, >= 0) and ``top_k`` (None or an int >= 1).
+
+    Raises:
+        TypeError: a temperature that is not a number, a ``top_k`` that is not an int.
+        ValueError: a negative, infinite or NaN temperature; ``top_k < 1``.
+    """
+    if check_number("temperature", temperature, 0.0) == float("inf"):
+        raise ValueError("temperature: expected a finite number >= 0, got inf")
+    if top_k is not None:
+        check_int("top_k", top_k, 1)
+
+
+def check_bos_eos(bos_id: object, eos_id: object, pad_id: int) -> None:
+    """Check that ``bos_id`` and ``eos_id`` are ints other than the model's ``pad_id`` (any decoder).
+
+    Raises:
+        TypeError: if either is not an int.
+        ValueError: if either equals ``pad_id``.
+    """
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+        if check_int(name, value) == pad_id:
+            # training hides or zeroes the padding token, so BOS = PAD would feed the decoder an input it never
+            # learned from, and EOS = PAD could not be told apart from the padding after it
+            raise ValueError(f"{name}: expected an id different from model.pad_id={pad_id}, got {value}")
+
+
+def check_eos_in_vocabulary(eos_id: int, V: int) -> None:
+    """Raise ``ValueError`` if ``eos_id`` is not an id of the target vocabulary ``[0, V)``."""
+    if not 0 <= eos_id < V:
+        raise ValueError(f"eos_id: expected an id in the target vocabulary [0, {V}), got {eos_id}")
+
+
+def check_decode_args(model: Any, src: object, max_len: object, bos_id: object, eos_id: object) -> int:
+    """Validate a search's arguments; return the number of steps to run (``max_len``, capped at the model's
+    ``position_limit``: the decoder input holds BOS and the tokens so far).
+
+    Raises:
+        TypeError / ValueError: a ``src`` that is not a ``(B, S)`` integer tensor, ``max_len`` not an int >= 1,
+            ``bos_id``/``eos_id`` as :func:`check_bos_eos`, or outside the model's ``tgt_vocab_size`` when the
+            model states one.
+    """
+    check_tensor("src", src, "int", "(B, S)")
+    max_len = check_int("max_len", max_len, 1)
+    check_bos_eos(bos_id, eos_id, model.pad_id)
+    V = getattr(model, "tgt_vocab_size", None)  # known up front for Transformer; else checked at the first step
+    if isinstance(V, int):
+        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
+            if not 0 <= value < V:  # type: ignore[operator]
+                raise ValueError(f"{name}: expected an id in the target vocabulary [0, {V}), got {value}")
+    limit = getattr(model, "position_limit", None)  # None: RoPE or ALiBi, no end
+    return max_len if limit is None else min(max_len, limit)
+
+
+def check_length_penalty(length_penalty: object) -> float:
+    """Return beam search's α as a float; its stopping bound needs a penalty that grows with length.
+
+    Raises:
+        TypeError: not a number. ValueError: negative or NaN.
+    """
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
+        raise TypeError(f"length_penalty: expected a number >= 0, got {type(length_penalty).__name__}")
+    if not length_penalty >= 0:  # also refuses NaN
+        raise ValueError(f"length_penalty: expected a number >= 0, got {length_penalty}")
+    return float(length_penalty)

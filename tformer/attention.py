@@ -1,8 +1,9 @@
 """Multi-head attention as a module, and the key/value cache for incremental decoding.
 
 Introduced in ``07_multi_head_attention`` (the module) and ``10_encoder_decoder`` (the cache). The attention
-maths itself lives in one place, :func:`tformer.functional.scaled_dot_product_attention`; this module only
-projects, splits heads, calls it, merges heads and projects back (Vaswani et al. 2017, §3.2.2):
+maths itself lives in one place, :func:`tformer.functional.scaled_dot_product_attention` (its unchecked body
+:func:`~tformer.functional.attend`); this module only projects, splits heads, calls it, merges heads and
+projects back (Vaswani et al. 2017, §3.2.2):
 
     MultiHead(Q, K, V) = Concat(head_1, …, head_H) W^O,   head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
 
@@ -23,10 +24,12 @@ from tformer._checks import (
     check_int,
     check_probability,
     check_query_key_value,
+    check_self_attention,
+    check_tensor,
     check_type,
 )
-from tformer.functional import scaled_dot_product_attention
-from tformer.masks import attention_mask_for_heads
+from tformer.functional import attend
+from tformer.masks import as_heads_mask, attention_mask_for_heads
 from tformer.positional import RotaryEmbedding, alibi_bias
 
 __all__ = ["KVCache", "MultiHeadAttention", "merge_heads", "split_heads"]
@@ -116,9 +119,9 @@ def merge_heads(x: Tensor) -> Tensor:
     return x.transpose(1, 2).reshape(B, L, H * Dh)  # (B, L, D)
 
 
-def _same_view(a: Tensor, b: Tensor) -> bool:
-    """Whether ``a`` and ``b`` are one tensor: the same object, or views of the same memory, shape and strides."""
-    return a is b or (a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride())
+def _filled_static(cache: KVCache | None) -> bool:
+    """Whether ``cache`` is a static (cross-attention) cache that already holds the projected memory."""
+    return cache is not None and cache.static and cache.key is not None and cache.value is not None
 
 
 class MultiHeadAttention(nn.Module):
@@ -213,40 +216,58 @@ class MultiHeadAttention(nn.Module):
                 another batch B included), a bad mask, or RoPE or ALiBi used with a key that is not the query
                 (cross-attention).
         """
-        cached = cache is not None and cache.static and cache.key is not None and cache.value is not None
+        self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
+        return self._forward(query, key, value, mask, cache=cache, positions=positions)
+
+    def check_inputs(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                     cache: KVCache | None = None, positions: Tensor | None = None) -> None:
+        """The checks of :meth:`forward`, for a caller that then runs the unchecked ``_forward`` (the layers).
+
+        Raises:
+            TypeError / ValueError: as :meth:`forward`.
+        """
+        cached = _filled_static(cache)
         check_query_key_value(query, key, value, self.w_q.weight, keys=not cached)
         B, L, _ = query.shape
-        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
         if cached:
-            k, v = cache.key, cache.value  # (B, H, S, Dh): cross-attention memory projected on an earlier step
-            if k.shape[0] != B:  # a cache of another batch would broadcast silently
-                raise ValueError(f"query: expected B={k.shape[0]} (the batch of the filled static cache), got "
-                                 f"B={B}; use a new KVCache for another batch, or cache.reorder(...) for beams")
+            S = cache.key.shape[-2]  # type: ignore[union-attr]
+            if cache.key.shape[0] != B:  # type: ignore[union-attr]  # another batch would broadcast silently
+                raise ValueError(f"query: expected B={cache.key.shape[0]} (the batch of the filled static cache), "  # type: ignore[union-attr]
+                                 f"got B={B}; use a new KVCache for another batch, or cache.reorder(...) for beams")
+        else:
+            S = key.shape[1] + (0 if cache is None or cache.static else len(cache))
+            relative = "rope" if self.rope is not None else "alibi" if self.alibi else None
+            if relative is not None:  # m − n is meaningless across sequences
+                check_self_attention(relative, query, key)
+            if self.rope is not None and positions is not None:
+                check_tensor("positions", positions, "int", "(L,)", L=L)
+        if mask is not None:
+            attention_mask_for_heads(mask, B, self.num_heads, L, S)
+
+    def _forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                 cache: KVCache | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """:meth:`forward` without its checks: the layers call it after checking their own inputs once."""
+        L = query.shape[1]
+        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
+        if _filled_static(cache):
+            k, v = cache.key, cache.value  # type: ignore[union-attr]  # (B, H, S, Dh): the memory, projected once
         else:
             k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S_new, Dh)
             v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S_new, Dh)
-            relative = "rope" if self.rope is not None else "alibi" if self.alibi else None
-            if relative is not None and not _same_view(key, query):  # m − n is meaningless across sequences
-                raise ValueError(
-                    f"{relative}: expected self-attention (key is query), got a different key tensor "
-                    f"{tuple(key.shape)}; cross-attention relates positions of two sequences"
-                )
             if self.rope is not None:
                 if positions is None:
                     past = 0 if cache is None else len(cache)
                     positions = torch.arange(past, past + L, device=query.device)  # (L,)
-                q = self.rope(q, positions)  # (B, H, L, Dh)
-                k = self.rope(k, positions)  # (B, H, L, Dh)
+                q = self.rope._forward(q, positions)  # (B, H, L, Dh)
+                k = self.rope._forward(k, positions)  # (B, H, L, Dh)
             if cache is not None:
                 k, v = cache.update(k, v)  # (B, H, S, Dh) with S = S_past + S_new
         S = k.shape[-2]
-        if mask is not None:
-            mask = attention_mask_for_heads(mask, B, self.num_heads, L, S)  # broadcastable to (B, H, L, S)
         dropout_p = self.dropout if self.training else 0.0
         bias_dtype = torch.promote_types(q.dtype, torch.float32)  # float16 scores are computed in float32
         score_bias = alibi_bias(self.num_heads, L, S, dtype=bias_dtype, device=q.device) if self.alibi else None
-        context, weights = scaled_dot_product_attention(q, k, v, mask=mask, dropout_p=dropout_p,
-                                                        score_bias=score_bias)  # bias (H, L, S)
+        heads_mask = None if mask is None else as_heads_mask(mask)  # broadcastable to (B, H, L, S)
+        context, weights = attend(q, k, v, heads_mask, dropout_p, score_bias)  # bias (H, L, S)
         return self.w_o(merge_heads(context)), weights  # (B, L, D), (B, H, L, S)
 
     @classmethod

@@ -1,6 +1,9 @@
 """Turning a trained model into output sequences: greedy search, beam search, sampling, the KV cache.
 
-Introduced in ``10_encoder_decoder`` (greedy, beam, KV cache) and ``12_three_families`` (sampling). The
+All of the package's generation lives here; its argument checks are in ``tformer._checks``. Introduced in
+``10_encoder_decoder`` (greedy, beam, KV cache) and ``12_three_families`` (sampling, :func:`generate` and
+:class:`CachedGenerationMixin` for the causal language models). How long a model's input may grow is its
+``position_limit`` (``None``: no end), which the searches and :func:`generate` read. The
 encoder-decoder functions work with any model that has ``encode(src) -> memory``,
 ``decode(tgt_in, memory, src_padding, cache=...) -> logits``, ``new_cache()`` and ``pad_id``, such as
 :class:`tformer.models.Transformer`. They run under ``torch.no_grad()`` and leave train/eval mode to the
@@ -19,53 +22,26 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from tformer._checks import check_int, check_number, check_tensor
+from tformer._checks import (
+    check_decode_args,
+    check_eos_in_vocabulary,
+    check_int,
+    check_length_penalty,
+    check_sampling,
+    check_tensor,
+    check_tokens,
+)
 from tformer.attention import KVCache
 
-__all__ = ["KVCache", "beam_search", "greedy_decode", "reorder_cache", "sample_next_token"]
-
-
-def _check_bos_eos(bos_id: object, eos_id: object, pad_id: int) -> None:
-    """Check that ``bos_id`` and ``eos_id`` are ints other than the model's ``pad_id`` (any decoder).
-
-    Raises:
-        TypeError: if either is not an int.
-        ValueError: if either equals ``pad_id``.
-    """
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if check_int(name, value) == pad_id:
-            # training hides or zeroes the padding token, so BOS = PAD would feed the decoder an input it never
-            # learned from, and EOS = PAD could not be told apart from the padding after it
-            raise ValueError(f"{name}: expected an id different from model.pad_id={pad_id}, got {value}")
-
-
-def _position_limit(model: Any) -> int | None:
-    """The longest sequence ``model`` can read, or ``None`` when its positions have no end (RoPE).
-
-    A model with a ``_length_limit()`` method (:class:`tformer.models.Transformer`) answers it; otherwise its
-    ``max_len`` attribute is the limit, and a model without one has none.
-    """
-    limit = getattr(model, "_length_limit", None)
-    return limit() if callable(limit) else getattr(model, "max_len", None)
-
-
-def _check_decode_args(model: Any, src: Tensor, max_len: int, bos_id: int, eos_id: int) -> int:
-    """Validate the arguments; return the number of steps to run (``max_len``, capped at the model's limit)."""
-    check_tensor("src", src, "int", "(B, S)")
-    check_int("max_len", max_len, 1)
-    _check_bos_eos(bos_id, eos_id, model.pad_id)
-    V = getattr(model, "tgt_vocab_size", None)  # known up front for Transformer; else checked at the first step
-    if isinstance(V, int):
-        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-            if not 0 <= value < V:
-                raise ValueError(f"{name}: expected an id in the target vocabulary [0, {V}), got {value}")
-    model_max = _position_limit(model)  # the decoder input holds BOS + the tokens so far; None for RoPE
-    return max_len if model_max is None else min(max_len, model_max)
-
-
-def _check_eos(eos_id: int, V: int) -> None:
-    if not 0 <= eos_id < V:
-        raise ValueError(f"eos_id: expected an id in the target vocabulary [0, {V}), got {eos_id}")
+__all__ = [
+    "CachedGenerationMixin",
+    "KVCache",
+    "beam_search",
+    "generate",
+    "greedy_decode",
+    "reorder_cache",
+    "sample_next_token",
+]
 
 
 def reorder_cache(cache: Any, index: Tensor) -> None:
@@ -101,7 +77,7 @@ def greedy_decode(
     ``model.pad_id`` is never generated as a token (its logit is ignored), so it only ever appears as the
     padding after EOS. When the model's positions end (learned or sinusoidal: ``model.max_len``), at most
     ``model.max_len`` tokens are generated (the decoder cannot read a longer prefix), even if ``max_len`` is
-    larger; with RoPE there is no such cap (see :func:`_position_limit`).
+    larger; with RoPE or ALiBi there is no such cap (``model.position_limit`` is ``None``).
 
     Shape:
         ``src (B, S) -> (B, L)`` int64.
@@ -114,7 +90,7 @@ def greedy_decode(
         ValueError/TypeError: on a malformed ``src``, ``max_len``, ``bos_id`` or ``eos_id``, an ``eos_id``
             outside the target vocabulary, or ``bos_id``/``eos_id`` equal to ``model.pad_id``.
     """
-    max_len = _check_decode_args(model, src, max_len, bos_id, eos_id)
+    max_len = check_decode_args(model, src, max_len, bos_id, eos_id)
     memory = model.encode(src)  # (B, S, D)
     src_padding = src != model.pad_id  # (B, S)
     B = src.shape[0]
@@ -124,7 +100,7 @@ def greedy_decode(
     for _ in range(max_len):
         step_input = ys[:, -1:] if use_cache else ys  # (B, 1) or (B, t)
         logits = model.decode(step_input, memory, src_padding, cache=cache)[:, -1].clone()  # (B, V)
-        _check_eos(eos_id, logits.shape[-1])
+        check_eos_in_vocabulary(eos_id, logits.shape[-1])
         logits[:, model.pad_id] = float("-inf")  # PAD is padding, never a generated token
         next_token = logits.argmax(dim=-1).masked_fill(done, model.pad_id)  # (B,)
         ys = torch.cat([ys, next_token[:, None]], dim=1)  # (B, t + 1)
@@ -137,15 +113,6 @@ def greedy_decode(
 def _length_penalty(lengths: Tensor, alpha: float) -> Tensor:
     """GNMT length penalty ((5 + |Y|) / 6)^α (Wu et al. 2016, §7, Eq. 14); α = 0 means no normalisation."""
     return ((5.0 + lengths) / 6.0) ** alpha
-
-
-def _check_length_penalty(length_penalty: object) -> float:
-    """Return α as a float; the stopping bound of :func:`beam_search` needs a penalty that grows with length."""
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
-        raise TypeError(f"length_penalty: expected a number >= 0, got {type(length_penalty).__name__}")
-    if not length_penalty >= 0:  # also refuses NaN
-        raise ValueError(f"length_penalty: expected a number >= 0, got {length_penalty}")
-    return float(length_penalty)
 
 
 @torch.no_grad()
@@ -201,9 +168,9 @@ def beam_search(
         TypeError / ValueError: if ``beam_size`` is not an int >= 1, ``length_penalty`` is not a number >= 0,
             or as :func:`greedy_decode`.
     """
-    max_len = _check_decode_args(model, src, max_len, bos_id, eos_id)
+    max_len = check_decode_args(model, src, max_len, bos_id, eos_id)
     K = check_int("beam_size", beam_size, 1)
-    alpha = _check_length_penalty(length_penalty)
+    alpha = check_length_penalty(length_penalty)
     B, device, pad_id = src.shape[0], src.device, model.pad_id
     memory = model.encode(src).repeat_interleave(K, dim=0)  # (B·K, S, D): beam k of row b at b·K + k
     src_padding = (src != pad_id).repeat_interleave(K, dim=0)  # (B·K, S)
@@ -223,7 +190,7 @@ def beam_search(
         logits = model.decode(ys[:, -1:], memory, src_padding, cache=cache)[:, -1]  # (B·K, V)
         logits = logits.to(dtype)  # (B·K, V), a copy when dtype differs
         V = logits.shape[-1]
-        _check_eos(eos_id, V)
+        check_eos_in_vocabulary(eos_id, V)
         logits = logits.index_fill(-1, torch.tensor([pad_id], device=device), float("-inf"))  # PAD: never a token
         log_probs = torch.log_softmax(logits, dim=-1)  # (B·K, V), over the real tokens
         candidates = (scores[:, None] + log_probs).view(B, K * V)  # (B, K·V)
@@ -288,7 +255,7 @@ def sample_next_token(
         ValueError: if ``logits`` is not 2-D, ``temperature`` is negative, infinite or NaN, or ``top_k < 1``.
     """
     check_tensor("logits", logits, "float", "(B, V)")
-    _check_sampling(temperature, top_k)
+    check_sampling(temperature, top_k)
     if temperature == 0:
         return logits.argmax(dim=-1)
     scaled = logits.float() / temperature  # (B, V)
@@ -302,9 +269,79 @@ def sample_next_token(
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # (B,)
 
 
-def _check_sampling(temperature: object, top_k: object) -> None:
-    """Check :func:`sample_next_token`'s ``temperature`` (finite, >= 0) and ``top_k`` (None or an int >= 1)."""
-    if check_number("temperature", temperature, 0.0) == float("inf"):
-        raise ValueError("temperature: expected a finite number >= 0, got inf")
-    if top_k is not None:
-        check_int("top_k", top_k, 1)
+@torch.no_grad()
+def generate(
+    model: Any,
+    prompt: Tensor,
+    max_new_tokens: int,
+    *,
+    use_cache: bool = True,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """Extend ``prompt`` by ``max_new_tokens`` tokens of a causal language model, one at a time.
+
+    ``model`` provides ``vocab_size``, ``pad_id`` (an id never generated, or ``None``), ``position_limit`` (the
+    most tokens its positions take, or ``None`` when they have no end), ``new_cache()``, and
+    ``model(tokens (B, L), *, cache=None) -> logits (B, L, V)`` that continues after what the cache holds:
+    :class:`tformer.models.DecoderOnlyTransformer` and :class:`tformer.variants.modern_block.ModernDecoderLM`.
+
+    ``temperature=0`` is greedy (argmax); otherwise sample from softmax(logits / temperature), optionally
+    restricted to the ``top_k`` most likely tokens (:func:`sample_next_token`). With ``use_cache`` each step
+    feeds only the newest token and reuses the cached keys/values; the result is the same as recomputing
+    (test_models proves it). Call ``model.eval()`` first so dropout is off.
+
+    Past ``position_limit`` tokens (``max_len`` for learned or sinusoidal positions) the model sees only the
+    last ``position_limit`` tokens (as nanoGPT crops to its block size); every token then sits at a new
+    position, so the cache is dropped and each step recomputes the window. A model whose positions have no end
+    (RoPE, ALiBi) keeps the whole context and the cache.
+
+    ``pad_id`` (when not ``None``) is padding, never a generated token (its logit is ignored, as in
+    :func:`greedy_decode`), and a prompt may not contain it: the cached steps could not hide a padded key that
+    an uncached forward hides.
+
+    Shape:
+        ``prompt (B, P) -> (B, P + max_new_tokens)``.
+
+    Raises:
+        ValueError: if ``max_new_tokens < 0``, the prompt contains ``pad_id``, or as the model's ``forward``.
+        TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
+    """
+    check_int("max_new_tokens", max_new_tokens, 0)
+    check_sampling(temperature, top_k)
+    check_tokens("prompt", prompt, model.vocab_size, None)
+    pad_id = model.pad_id
+    if pad_id is not None and bool((prompt == pad_id).any()):
+        raise ValueError(f"prompt: expected no padding (pad_id={pad_id}), got a prompt that contains it")
+    window = model.position_limit
+    tokens, step_input = prompt, prompt
+    cache = model.new_cache() if use_cache else None
+    for _ in range(max_new_tokens):
+        if cache is not None and (window is None or len(cache[0]) + step_input.shape[1] <= window):
+            logits = model(step_input, cache=cache)[:, -1]  # (B, V)
+        else:  # no cache, or the window slides: the last `window` tokens at positions 0 .. window-1
+            cache = None
+            logits = model(tokens if window is None else tokens[:, -window:])[:, -1]  # (B, V)
+        if pad_id is not None:
+            logits[:, pad_id] = float("-inf")  # padding, never a token
+        next_token = sample_next_token(logits, temperature, top_k, generator)[:, None]  # (B, 1)
+        tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
+        step_input = next_token
+    return tokens
+
+
+class CachedGenerationMixin:
+    """``model.generate(...)``: :func:`generate` as a method of the causal language models.
+
+    Mixed into :class:`tformer.models.DecoderOnlyTransformer` and
+    :class:`tformer.variants.modern_block.ModernDecoderLM`; the model provides what :func:`generate` reads.
+
+    Shape:
+        ``generate(prompt (B, P), max_new_tokens) -> (B, P + max_new_tokens)``.
+    """
+
+    def generate(self, prompt: Tensor, max_new_tokens: int, **options: Any) -> Tensor:
+        """Extend ``prompt`` by ``max_new_tokens`` tokens: :func:`generate` with this model. ``options`` are its
+        keywords (``use_cache``, ``temperature``, ``top_k``, ``generator``); shapes and errors are its own."""
+        return generate(self, prompt, max_new_tokens, **options)

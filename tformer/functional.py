@@ -1,7 +1,9 @@
 """Scaled dot-product attention: the one place the attention maths lives (introduced in ``05_hand_calculation``).
 
-Everything else in the package (``MultiHeadAttention``, the encoder and decoder layers, the models) calls
-:func:`scaled_dot_product_attention`; nothing re-implements it.
+:func:`scaled_dot_product_attention` is the door a reader calls: it checks its arguments, then runs
+:func:`attend`, the formula itself. The package's attention modules (``MultiHeadAttention``,
+``GroupedQueryAttention``) check their own inputs once and call :func:`attend` directly; nothing re-implements
+it.
 
 Dimension letters: B batch, H heads, L query length, S key length, Dh head (key) dimension, Dv value dimension.
 "..." stands for any number of leading batch dimensions (for example ``(B, H)``).
@@ -17,7 +19,7 @@ from torch import Tensor
 
 from tformer._checks import check_probability, check_tensor, values_are_cheap
 
-__all__ = ["scaled_dot_product_attention"]
+__all__ = ["attend", "scaled_dot_product_attention"]
 
 
 def scaled_dot_product_attention(
@@ -87,6 +89,25 @@ def scaled_dot_product_attention(
             ``torch.compile`` only; elsewhere the bias is trusted.
     """
     _check_arguments(query, key, value, mask, dropout_p, score_bias)
+    return attend(query, key, value, mask, dropout_p, score_bias)
+
+
+def attend(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0,
+           score_bias: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """softmax(Q Kᵀ / √Dh + score_bias) V without the argument checks: :func:`scaled_dot_product_attention`'s body.
+
+    For callers that have checked their inputs already (the attention modules check theirs where a user calls
+    in); shapes, dtypes, masking and results are those of :func:`scaled_dot_product_attention`. A bad input
+    here fails inside torch, with torch's message. When no gradient is needed the steps run in place
+    (``_attention_without_autograd``, the same numbers).
+
+    Shape:
+        query ``(..., L, Dh)``, key ``(..., S, Dh)``, value ``(..., S, Dv)``, bool mask and float score_bias
+        broadcastable to ``(..., L, S)`` -> output ``(..., L, Dv)``, weights ``(..., L, S)``.
+
+    Raises:
+        Nothing of its own (see above).
+    """
     if not (torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value, score_bias)
                                             if t is not None)):
         return _attention_without_autograd(query, key, value, mask, dropout_p, score_bias)

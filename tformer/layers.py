@@ -77,6 +77,10 @@ class FeedForward(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         """Apply the two linear maps with the activation between. Shape: ``(..., D) -> (..., D)``."""
         check_activation("x", x, "(..., D)", self.w_1.weight, D=self.d_model)  # positions are independent
+        return self._forward(x)
+
+    def _forward(self, x: Tensor) -> Tensor:
+        """:meth:`forward` without its check (the layers check their input once)."""
         hidden = _ACTIVATIONS[self.activation](self.w_1(x))  # (B, L, F)
         return self.w_2(self.dropout(hidden))  # (B, L, D)
 
@@ -223,16 +227,27 @@ class EncoderLayer(nn.Module):
             TypeError / ValueError: if ``x`` is not a floating-point ``(B, L, D)`` tensor of the parameters'
                 dtype; see :class:`MultiHeadAttention` for the mask.
         """
+        self.check_inputs(x, mask, cache=cache, positions=positions)
+        return self._forward(x, mask, cache=cache, positions=positions)
+
+    def check_inputs(
+                     self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None, positions: Tensor | None = None) -> None:
+        """The checks of :meth:`forward` (the stream, then the self-attention's), run once by the one who calls in."""
         _check_stream("x", x, self)
+        self.self_attn.check_inputs(x, x, x, mask, cache=cache, positions=positions)
+
+    def _forward(
+                 self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """:meth:`forward` without its checks: what :class:`Encoder` runs for every layer."""
         if self.norm_first:
             h = self.norm1(x)
-            attn, weights = self.self_attn(h, h, h, mask, cache=cache, positions=positions)
+            attn, weights = self.self_attn._forward(h, h, h, mask, cache=cache, positions=positions)
             x = x + self.dropout1(attn)  # (B, L, D)
-            x = x + self.dropout2(self.ffn(self.norm2(x)))  # (B, L, D)
+            x = x + self.dropout2(self.ffn._forward(self.norm2(x)))  # (B, L, D)
         else:
-            attn, weights = self.self_attn(x, x, x, mask, cache=cache, positions=positions)
+            attn, weights = self.self_attn._forward(x, x, x, mask, cache=cache, positions=positions)
             x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
-            x = self.norm2(x + self.dropout2(self.ffn(x)))  # (B, L, D)
+            x = self.norm2(x + self.dropout2(self.ffn._forward(x)))  # (B, L, D)
         return x, weights
 
     @classmethod
@@ -318,23 +333,36 @@ class DecoderLayer(nn.Module):
             TypeError / ValueError: if ``x`` or ``memory`` is not a floating-point ``(B, *, D)`` tensor of the
                 parameters' dtype; see :class:`MultiHeadAttention` for the masks.
         """
+        self.check_inputs(x, memory, self_mask, memory_mask, cache=cache)
+        return self._forward(x, memory, self_mask, memory_mask, cache=cache)
+
+    def check_inputs(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
+                     memory_mask: Tensor | None = None, *, cache: tuple[KVCache, KVCache] | None = None) -> None:
+        """The checks of :meth:`forward` (stream, memory, both attentions'), run once by the one who calls in."""
         _check_stream("x", x, self)
         check_activation("memory", memory, "(B, S, D)", self.self_attn.w_q.weight, B=x.shape[0], D=self.self_attn.d_model)
         self_cache, cross_cache = (None, None) if cache is None else cache
+        self.self_attn.check_inputs(x, x, x, self_mask, cache=self_cache)
+        self.cross_attn.check_inputs(x, memory, memory, memory_mask, cache=cross_cache)
+
+    def _forward(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
+                 memory_mask: Tensor | None = None, *, cache: tuple[KVCache, KVCache] | None = None) -> tuple[Tensor, Tensor, Tensor]:
+        """:meth:`forward` without its checks: what :class:`Decoder` runs for every layer."""
+        self_cache, cross_cache = (None, None) if cache is None else cache
         if self.norm_first:
             h = self.norm1(x)
-            attn, self_weights = self.self_attn(h, h, h, self_mask, cache=self_cache)
+            attn, self_weights = self.self_attn._forward(h, h, h, self_mask, cache=self_cache)
             x = x + self.dropout1(attn)  # (B, L, D)
             h = self.norm2(x)
-            attn, cross_weights = self.cross_attn(h, memory, memory, memory_mask, cache=cross_cache)
+            attn, cross_weights = self.cross_attn._forward(h, memory, memory, memory_mask, cache=cross_cache)
             x = x + self.dropout2(attn)  # (B, L, D)
-            x = x + self.dropout3(self.ffn(self.norm3(x)))  # (B, L, D)
+            x = x + self.dropout3(self.ffn._forward(self.norm3(x)))  # (B, L, D)
         else:
-            attn, self_weights = self.self_attn(x, x, x, self_mask, cache=self_cache)
+            attn, self_weights = self.self_attn._forward(x, x, x, self_mask, cache=self_cache)
             x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
-            attn, cross_weights = self.cross_attn(x, memory, memory, memory_mask, cache=cross_cache)
+            attn, cross_weights = self.cross_attn._forward(x, memory, memory, memory_mask, cache=cross_cache)
             x = self.norm2(x + self.dropout2(attn))  # (B, L, D)
-            x = self.norm3(x + self.dropout3(self.ffn(x)))  # (B, L, D)
+            x = self.norm3(x + self.dropout3(self.ffn._forward(x)))  # (B, L, D)
         return x, self_weights, cross_weights
 
     @classmethod
@@ -429,9 +457,16 @@ class Encoder(nn.Module):
                 :class:`KVCache` per layer.
         """
         _check_cache_count(cache, len(self.layers), "one KVCache per layer")
+        self.layers[0].check_inputs(x, mask, cache=None if cache is None else cache[0], positions=positions)
+        return self._forward(x, mask, cache=cache, positions=positions)
+
+    def _forward(self, x: Tensor, mask: Tensor | None = None, *, cache: list[KVCache] | None = None,
+                 positions: Tensor | None = None) -> tuple[Tensor, list[Tensor]]:
+        """:meth:`forward` without its checks: every layer trusts the first layer's checked inputs (the models
+        call this after checking their tokens)."""
         all_weights = []
         for i, layer in enumerate(self.layers):
-            x, weights = layer(x, mask, cache=None if cache is None else cache[i], positions=positions)
+            x, weights = layer._forward(x, mask, cache=None if cache is None else cache[i], positions=positions)
             all_weights.append(weights)
         if self.final_norm is not None:
             x = self.final_norm(x)
@@ -499,9 +534,15 @@ class Decoder(nn.Module):
                 ``(self, cross)`` pair of caches per layer.
         """
         _check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
+        self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
+        return self._forward(x, memory, self_mask, memory_mask, cache=cache)
+
+    def _forward(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
+                 memory_mask: Tensor | None = None, *, cache: list[tuple[KVCache, KVCache]] | None = None) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+        """:meth:`forward` without its checks (the models call this after checking their tokens)."""
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.layers):
-            x, sw, cw = layer(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[i])
+            x, sw, cw = layer._forward(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[i])
             self_weights.append(sw)
             cross_weights.append(cw)
         if self.final_norm is not None:

@@ -8,7 +8,8 @@ that boundary.)
 - :func:`causal_mask` ``(L, S)``: no peeking at the future (Vaswani et al. 2017, §3.2.3).
 - :func:`padding_mask` / :func:`padding_mask_from_tokens` ``(B, S)``: True at real tokens, False at padding.
 - :func:`as_key_padding` turns a ``(B, S)`` padding mask into ``(B, 1, 1, S)``, the shape attention accepts.
-- :func:`attention_mask_for_heads`: the one broadcasting helper ``MultiHeadAttention`` uses.
+- :func:`attention_mask_for_heads`: the one broadcasting helper ``MultiHeadAttention`` uses (it checks the shape,
+  then :func:`as_heads_mask` adds the missing axes).
 
 Dimension letters: B batch, H heads, L query length, S key length.
 """
@@ -23,6 +24,7 @@ from torch import Tensor
 from tformer._checks import check_int, check_tensor, check_type, values_are_cheap
 
 __all__ = [
+    "as_heads_mask",
     "as_key_padding",
     "attention_mask_for_heads",
     "causal_mask",
@@ -151,25 +153,41 @@ def attention_mask_for_heads(mask: Tensor, batch_size: int, num_heads: int, L: i
             if shape == (batch_size, S):
                 hint = "; for a (B, S) key padding mask pass as_key_padding(mask), shape (B, 1, 1, S)"
             raise ValueError(f"mask: expected (L, S)=({L}, {S}) for a 2-D mask, got {shape}{hint}")
-        return mask[None, None]  # (1, 1, L, S)
-    if mask.dim() == 3:
+    elif mask.dim() == 3:
         if not _fits(shape, (batch_size, L, S)):
             raise ValueError(
                 f"mask: expected (B, L, S)=({batch_size}, {L}, {S}) for a 3-D mask, got {shape}; "
                 "use a 4-D (B, H, L, S) mask for per-head masks"
             )
-        return mask[:, None]  # (B, 1, L, S)
-    if mask.dim() == 4:
+    elif mask.dim() == 4:
         if not _fits(shape, (batch_size, num_heads, L, S)):
             raise ValueError(
                 f"mask: expected a 4-D mask broadcastable to (B, H, L, S)=({batch_size}, {num_heads}, {L}, {S}), "
                 f"got {shape}"
             )
-        return mask  # (B|1, H|1, L|1, S|1)
-    raise ValueError(
-        f"mask: expected (L, S), (B, L, S) or (B, H, L, S) with B={batch_size}, H={num_heads}, L={L}, S={S}, "
-        f"got {mask.dim()}-D shape {shape}"
-    )
+    else:
+        raise ValueError(
+            f"mask: expected (L, S), (B, L, S) or (B, H, L, S) with B={batch_size}, H={num_heads}, L={L}, S={S}, "
+            f"got {mask.dim()}-D shape {shape}"
+        )
+    return as_heads_mask(mask)
+
+
+def as_heads_mask(mask: Tensor) -> Tensor:
+    """The 4-D view of a checked ``(L, S)``, ``(B, L, S)`` or 4-D mask: the axes :func:`attention_mask_for_heads`
+    adds, without its checks (for callers that checked the mask, or built it themselves).
+
+    Shape:
+        ``(L, S) -> (1, 1, L, S)``; ``(B, L, S) -> (B, 1, L, S)``; a 4-D mask is returned as it is.
+
+    Raises:
+        Nothing: the shape is trusted.
+    """
+    if mask.dim() == 2:
+        return mask[None, None]  # (1, 1, L, S)
+    if mask.dim() == 3:
+        return mask[:, None]  # (B, 1, L, S)
+    return mask  # (B|1, H|1, L|1, S|1)
 
 
 def _fits(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:

@@ -32,16 +32,16 @@ from tformer._checks import (
     check_bool,
     check_choice,
     check_divisible,
-    check_ids,
     check_int,
     check_probability,
     check_tensor,
+    check_tokens,
     check_type,
 )
 from tformer.attention import KVCache
-from tformer.decoding import _check_sampling, beam_search, greedy_decode, sample_next_token
+from tformer.decoding import CachedGenerationMixin, beam_search, greedy_decode
 from tformer.layers import Decoder, Encoder
-from tformer.masks import as_key_padding, causal_mask
+from tformer.masks import causal_mask
 from tformer.positional import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "Transformer",
     "TransformerConfig",
     "TransformerOutput",
+    "as_config",
     "init_weights",
 ]
 
@@ -97,24 +98,6 @@ def init_weights(model: nn.Module, scheme: InitScheme = "xavier") -> None:
         for p in model.parameters():
             if p.dim() > 1 and id(p) not in own:
                 nn.init.xavier_uniform_(p)
-
-
-def _check_tokens(name: str, tokens: Tensor, vocab_size: int, max_len: int | None, offset: int = 0) -> None:
-    """Validate a (B, L) integer token tensor; ``offset`` counts positions already cached.
-
-    ``max_len=None``: no length limit (RoPE's positions have no end). The id-range check reads the values only
-    on a CPU tensor outside ``torch.compile`` (see :func:`~tformer._checks.check_ids`).
-    """
-    check_tensor(name, tokens, "int", "(B, L)", dtype=(torch.int64, torch.int32))
-    if tokens.shape[1] == 0 or (max_len is not None and offset + tokens.shape[1] > max_len):
-        if max_len is None:
-            wanted = "a length L >= 1"
-        elif offset:
-            wanted = f"a length L in [1, max_len={max_len} - {offset} cached]"
-        else:
-            wanted = f"a length L in [1, max_len={max_len}]"
-        raise ValueError(f"{name}: expected {wanted}, got {tokens.shape[1]}")
-    check_ids(name, tokens, vocab_size)
 
 
 def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
@@ -198,6 +181,7 @@ class ModelConfig:
     init: InitScheme = "xavier"
 
     causal: ClassVar[bool] = False  # whether every self-attention of the family is causal (ALiBi needs it)
+    activations: ClassVar[tuple[str, ...]] = ("relu", "gelu")  # the FFN activations the family's blocks have
 
     def _sizes(self) -> dict[str, int]:
         """The family's own sizes (vocabularies, layer counts), checked with the shared ones."""
@@ -210,7 +194,7 @@ class ModelConfig:
         check_divisible("d_model", self.d_model, "num_heads", self.num_heads)
         check_probability("dropout", self.dropout)
         check_choice("positional", self.positional, ("sinusoidal", "learned", *RELATIVE_POSITIONS))
-        check_choice("activation", self.activation, ("relu", "gelu"))
+        check_choice("activation", self.activation, self.activations)
         check_choice("init", self.init, ("xavier", "torch"))
         if self.positional == "rope" and (self.d_model // self.num_heads) % 2:
             raise ValueError(f"positional: 'rope' rotates pairs of features, expected an even head width "
@@ -222,6 +206,15 @@ class ModelConfig:
             check_bool(name, getattr(self, name))
         if self.final_norm is not None:
             check_type("final_norm", self.final_norm, bool, "a bool or None")
+
+    @property
+    def position_limit(self) -> int | None:
+        """The longest input (cached + new tokens) the positions take: ``max_len`` for learned or sinusoidal
+        positions, ``None`` for RoPE and ALiBi, which encode offsets between tokens only and have no end.
+
+        The one rule that the models' checks and generation (:mod:`tformer.decoding`) read.
+        """
+        return None if self.positional in RELATIVE_POSITIONS else self.max_len
 
     @property
     def has_final_norm(self) -> bool:
@@ -319,8 +312,14 @@ class EncoderOnlyConfig(ModelConfig):
 _Config = TypeVar("_Config", bound=ModelConfig)
 
 
-def _as_config(cls: type[_Config], args: tuple[Any, ...], settings: dict[str, Any]) -> _Config:
-    """``Model(config)``, ``Model(config, field=...)`` (a changed copy) or ``Model(vocab..., field=...)``."""
+def as_config(cls: type[_Config], args: tuple[Any, ...], settings: dict[str, Any]) -> _Config:
+    """The config a model's ``__init__`` was given: ``Model(config)``, ``Model(config, field=...)`` (a changed
+    copy) or ``Model(vocab..., field=...)`` (a new ``cls``).
+
+    Raises:
+        TypeError: a config of another family, or more than one positional argument after a config; and what
+            ``cls`` raises.
+    """
     if args and isinstance(args[0], ModelConfig):
         if not isinstance(args[0], cls) or len(args) > 1:
             raise TypeError(f"config: expected one {cls.__name__} (and keyword changes), got "
@@ -388,7 +387,7 @@ class Transformer(nn.Module):
 
     def __init__(self, *args: Any, **settings: Any) -> None:
         super().__init__()
-        self.config: TransformerConfig = _as_config(TransformerConfig, args, settings)
+        self.config: TransformerConfig = as_config(TransformerConfig, args, settings)
         config = self.config
         self.src_embed = nn.Embedding(config.src_vocab_size, config.d_model)
         self.tgt_embed = nn.Embedding(config.tgt_vocab_size, config.d_model)
@@ -439,21 +438,23 @@ class Transformer(nn.Module):
     def _embed(self, embedding: nn.Embedding, tokens: Tensor, offset: int) -> Tensor:
         x = embedding(tokens) * math.sqrt(self.config.d_model)  # (B, L, D)
         if self.positional is not None:
-            x = self.positional(x, offset=offset)  # (B, L, D)
+            x = self.positional._forward(x, offset)  # (B, L, D)
         return self.dropout(x)
 
-    def _length_limit(self) -> int | None:
-        return None if self.config.positional in RELATIVE_POSITIONS else self.config.max_len
+    @property
+    def position_limit(self) -> int | None:
+        """The longest sequence the positions take, ``None`` for RoPE (``config.position_limit``)."""
+        return self.config.position_limit
 
     def _encode(self, src: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
-        _check_tokens("src", src, self.config.src_vocab_size, self._length_limit())
         src_padding = src != self.pad_id  # (B, S) True at real tokens
         x = self._embed(self.src_embed, src, 0)  # (B, S, D)
-        memory, weights = self.encoder(x, as_key_padding(src_padding))  # (B, S, D)
+        memory, weights = self.encoder._forward(x, src_padding[:, None, None, :])  # (B, S, D); mask (B, 1, 1, S)
         return memory, src_padding, weights
 
     def encode(self, src: Tensor) -> Tensor:
         """Run the encoder. Shape: ``src (B, S) -> memory (B, S, D)``. Raises ValueError/TypeError on bad ``src``."""
+        check_tokens("src", src, self.config.src_vocab_size, self.position_limit)
         return self._encode(src)[0]
 
     def new_cache(self) -> list[tuple[KVCache, KVCache]]:
@@ -464,18 +465,14 @@ class Transformer(nn.Module):
         self, tgt_in: Tensor, memory: Tensor, src_padding: Tensor | None, cache: list | None
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         past = 0 if cache is None else len(cache[0][0])
-        _check_tokens("tgt_in", tgt_in, self.config.tgt_vocab_size, self._length_limit(), offset=past)
-        B, L = tgt_in.shape
-        check_tensor("memory", memory, "float", "(B, S, D)", B=B, D=self.d_model)  # from encode() of B sources
-        if src_padding is not None:
-            check_tensor("src_padding", src_padding, "bool", "(B, S)", B=B, S=memory.shape[1])
+        L = tgt_in.shape[1]
         if cache is None:  # teacher forcing: causal, and padded target keys hidden too
-            self_mask = causal_mask(L, device=tgt_in.device) & as_key_padding(tgt_in != self.pad_id)
+            self_mask = causal_mask(L, device=tgt_in.device) & (tgt_in != self.pad_id)[:, None, None, :]  # (B, 1, L, L)
         else:  # new positions see every cached one and the earlier new ones
             self_mask = causal_mask(L, past + L, device=tgt_in.device) if L > 1 else None
-        memory_mask = None if src_padding is None else as_key_padding(src_padding)  # (B, 1, 1, S)
+        memory_mask = None if src_padding is None else src_padding[:, None, None, :]  # (B, 1, 1, S)
         y = self._embed(self.tgt_embed, tgt_in, past)  # (B, L, D)
-        y, self_w, cross_w = self.decoder(y, memory, self_mask, memory_mask, cache=cache)  # (B, L, D)
+        y, self_w, cross_w = self.decoder._forward(y, memory, self_mask, memory_mask, cache=cache)  # (B, L, D)
         return self.output(y), self_w, cross_w  # (B, L, V_tgt)
 
     def decode(
@@ -497,6 +494,11 @@ class Transformer(nn.Module):
             TypeError/ValueError: on bad ``tgt_in`` (as :meth:`forward`), a ``memory`` whose batch differs from
             ``tgt_in``'s, or a ``src_padding`` not of shape ``(B, S)``.
         """
+        past = 0 if cache is None else len(cache[0][0])
+        B = check_tokens("tgt_in", tgt_in, self.config.tgt_vocab_size, self.position_limit, offset=past).shape[0]
+        check_tensor("memory", memory, "float", "(B, S, D)", B=B, D=self.d_model)  # from encode() of B sources
+        if src_padding is not None:
+            check_tensor("src_padding", src_padding, "bool", "(B, S)", B=B, S=memory.shape[1])
         return self._decode(tgt_in, memory, src_padding, cache)[0]
 
     def forward(self, src: Tensor, tgt_in: Tensor, *, return_attention: bool = False) -> Tensor | TransformerOutput:
@@ -515,6 +517,8 @@ class Transformer(nn.Module):
         ):
             raise ValueError(f"src, tgt_in: expected one batch size B, got src {tuple(src.shape)}, "
                              f"tgt_in {tuple(tgt_in.shape)}")
+        check_tokens("src", src, self.config.src_vocab_size, self.position_limit)
+        check_tokens("tgt_in", tgt_in, self.config.tgt_vocab_size, self.position_limit)
         memory, src_padding, enc_w = self._encode(src)
         logits, self_w, cross_w = self._decode(tgt_in, memory, src_padding, None)
         if return_attention:
@@ -563,94 +567,27 @@ class _TokenStack(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.encoder = Encoder(config.num_layers, **_stack_settings(config), rope=rope)
 
+    def check(self, tokens: Tensor, cache: list[KVCache] | None = None) -> None:
+        """The models' checks of their input, once, before :meth:`forward` runs unchecked."""
+        _check_stack_cache(cache, len(self.encoder.layers))  # before cache[0] is read
+        past = 0 if cache is None else len(cache[0])
+        check_tokens("tokens", tokens, self.config.vocab_size, self.config.position_limit, offset=past)
+
     def forward(
         self, tokens: Tensor, *, causal: bool, cache: list[KVCache] | None = None
     ) -> tuple[Tensor, list[Tensor]]:
         config = self.config
-        _check_stack_cache(cache, len(self.encoder.layers))  # before cache[0] is read
         past = 0 if cache is None else len(cache[0])
-        limit = None if config.positional in RELATIVE_POSITIONS else config.max_len
-        _check_tokens("tokens", tokens, config.vocab_size, limit, offset=past)
         L = tokens.shape[1]
         mask = causal_mask(L, past + L, device=tokens.device) if causal and L > 1 else None  # (L, S)
         if config.pad_id is not None and cache is None:  # with a cache the keys are earlier steps' tokens
-            padding = as_key_padding(tokens != config.pad_id)  # (B, 1, 1, S)
+            padding = (tokens != config.pad_id)[:, None, None, :]  # (B, 1, 1, S)
             mask = padding if mask is None else mask & padding
         x = self.embed(tokens) * math.sqrt(config.d_model)  # (B, L, D)
         if self.positional is not None:
-            x = self.positional(x, offset=past)  # (B, L, D)
+            x = self.positional._forward(x, past)  # (B, L, D)
         positions = torch.arange(past, past + L, device=tokens.device)  # (L,) used by RoPE
-        return self.encoder(self.dropout(x), mask, cache=cache, positions=positions)
-
-
-class CachedGenerationMixin:
-    """``generate`` for a causal language model with a key/value cache, shared by the decoder-only models.
-
-    The model provides ``vocab_size``, ``pad_id`` (an id never generated, or ``None``), ``generation_window``
-    (the most tokens its positions take, or ``None`` when they have no end), ``new_cache()``, and
-    ``__call__(tokens (B, L), *, cache=None) -> logits (B, L, V)`` that continues after what the cache holds:
-    :class:`DecoderOnlyTransformer` here and :class:`tformer.variants.modern_block.ModernDecoderLM`.
-    """
-
-    vocab_size: int
-    pad_id: int | None
-    generation_window: int | None
-
-    @torch.no_grad()
-    def generate(
-        self,
-        prompt: Tensor,
-        max_new_tokens: int,
-        *,
-        use_cache: bool = True,
-        temperature: float = 0.0,
-        top_k: int | None = None,
-        generator: torch.Generator | None = None,
-    ) -> Tensor:
-        """Extend ``prompt`` by ``max_new_tokens`` tokens, one at a time.
-
-        ``temperature=0`` is greedy (argmax); otherwise sample from softmax(logits / temperature), optionally
-        restricted to the ``top_k`` most likely tokens. With ``use_cache`` each step feeds only the newest token
-        and reuses the cached keys/values; the result is the same as recomputing (test_models proves it). Call
-        ``model.eval()`` first so dropout is off.
-
-        Past ``generation_window`` tokens (``max_len`` for learned or sinusoidal positions) the model sees only
-        the last ``generation_window`` tokens (as nanoGPT crops to its block size); every token then sits at a
-        new position, so the cache is dropped and each step recomputes the window. A decoder-only Transformer
-        with RoPE depends only on offsets between tokens, so it keeps the whole context and the cache.
-
-        ``pad_id`` (when not ``None``) is padding, never a generated token (its logit is ignored, as in
-        :func:`tformer.decoding.greedy_decode`), and a prompt may not contain it: the cached steps could not
-        hide a padded key that an uncached forward hides.
-
-        Shape:
-            ``prompt (B, P) -> (B, P + max_new_tokens)``.
-
-        Raises:
-            ValueError: if ``max_new_tokens < 0`` or the prompt contains ``pad_id``; see :meth:`forward`.
-            TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
-        """
-        check_int("max_new_tokens", max_new_tokens, 0)
-        _check_sampling(temperature, top_k)
-        _check_tokens("prompt", prompt, self.vocab_size, None)
-        pad_id = self.pad_id
-        if pad_id is not None and bool((prompt == pad_id).any()):
-            raise ValueError(f"prompt: expected no padding (pad_id={pad_id}), got a prompt that contains it")
-        window = self.generation_window
-        tokens, step_input = prompt, prompt
-        cache = self.new_cache() if use_cache else None
-        for _ in range(max_new_tokens):
-            if cache is not None and (window is None or len(cache[0]) + step_input.shape[1] <= window):
-                logits = self(step_input, cache=cache)[:, -1]  # (B, V)
-            else:  # no cache, or the window slides: the last `window` tokens at positions 0 .. window-1
-                cache = None
-                logits = self(tokens if window is None else tokens[:, -window:])[:, -1]  # (B, V)
-            if pad_id is not None:
-                logits[:, pad_id] = float("-inf")  # padding, never a token
-            next_token = sample_next_token(logits, temperature, top_k, generator)[:, None]  # (B, 1)
-            tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
-            step_input = next_token
-        return tokens
+        return self.encoder._forward(self.dropout(x), mask, cache=cache, positions=positions)
 
 
 class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
@@ -670,7 +607,7 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
 
     def __init__(self, *args: Any, **settings: Any) -> None:
         super().__init__()
-        self.config: DecoderOnlyConfig = _as_config(DecoderOnlyConfig, args, settings)
+        self.config: DecoderOnlyConfig = as_config(DecoderOnlyConfig, args, settings)
         self.body = _TokenStack(self.config)
         self.output = nn.Linear(self.config.d_model, self.config.vocab_size)
         init_weights(self, self.config.init)
@@ -710,6 +647,7 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
             :class:`~tformer.attention.KVCache` per layer as :meth:`new_cache` makes it (``[]``, ``[None]``, an
             encoder–decoder model's cache).
         """
+        self.body.check(tokens, cache)
         x, weights = self.body(tokens, causal=True, cache=cache)  # (B, L, D)
         logits = self.output(x)  # (B, L, V)
         return (logits, weights) if return_attention else logits
@@ -725,9 +663,10 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
         return self.config.pad_id
 
     @property
-    def generation_window(self) -> int | None:
-        """The context ``generate`` keeps: ``max_len`` tokens for learned or sinusoidal positions, all for RoPE and ALiBi."""
-        return None if self.config.positional in RELATIVE_POSITIONS else self.config.max_len
+    def position_limit(self) -> int | None:
+        """The context ``generate`` keeps (``config.position_limit``): ``max_len`` tokens for learned or sinusoidal
+        positions, all for RoPE and ALiBi."""
+        return self.config.position_limit
 
 
 class EncoderOnlyTransformer(nn.Module):
@@ -750,7 +689,7 @@ class EncoderOnlyTransformer(nn.Module):
 
     def __init__(self, *args: Any, **settings: Any) -> None:
         super().__init__()
-        self.config: EncoderOnlyConfig = _as_config(EncoderOnlyConfig, args, settings)
+        self.config: EncoderOnlyConfig = as_config(EncoderOnlyConfig, args, settings)
         config = self.config
         self.body = _TokenStack(config)
         self.output = nn.Linear(config.d_model, config.vocab_size)
@@ -777,6 +716,7 @@ class EncoderOnlyTransformer(nn.Module):
 
     def encode(self, tokens: Tensor, *, return_attention: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
         """Contextual vectors ``(B, L, D)`` (and per-layer weights ``(B, H, L, L)``); padded keys are masked."""
+        self.body.check(tokens)
         hidden, weights = self.body(tokens, causal=False)  # (B, L, D)
         return (hidden, weights) if return_attention else hidden
 

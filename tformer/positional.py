@@ -106,7 +106,10 @@ class SinusoidalPositionalEncoding(nn.Module):
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``dropout(x + PE[offset : offset + L])``; ``offset`` is the first position (cached decoding)."""
         check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
-        offset = check_int("offset", offset, 0)
+        return self._forward(x, check_int("offset", offset, 0))
+
+    def _forward(self, x: Tensor, offset: int) -> Tensor:
+        """:meth:`forward` without its checks (the models check their tokens at the door)."""
         end = offset + x.shape[-2]
         if end > self.pe.shape[0]:
             table = sinusoidal_positional_encoding(
@@ -160,6 +163,11 @@ class LearnedPositionalEmbedding(nn.Module):
             raise ValueError(
                 f"x: expected positions offset + L <= max_len={self.max_len}, got {offset} + {x.shape[-2]} = {end}"
             )
+        return self._forward(x, offset)
+
+    def _forward(self, x: Tensor, offset: int) -> Tensor:
+        """:meth:`forward` without its checks (the models check their tokens' length at the door)."""
+        end = offset + x.shape[-2]
         return x + self.embedding.weight[offset:end].to(x.dtype)  # (B, L, D), x's dtype as the sinusoidal table
 
 
@@ -204,6 +212,10 @@ class RotaryEmbedding(nn.Module):
         """Rotate ``x`` (queries or keys) to its ``positions``."""
         check_tensor("x", x, "float", "(..., L, Dh)", Dh=self.head_dim)
         check_tensor("positions", positions, "int", "(L,)", L=x.shape[-2])
+        return self._forward(x, positions)
+
+    def _forward(self, x: Tensor, positions: Tensor) -> Tensor:
+        """:meth:`forward` without its checks (attention checks its inputs where a user calls in)."""
         # cos and sin of m·θ_j for the positions asked for, in float64 and rounded once to x's dtype. Computed
         # per call (L·Dh/2 numbers) rather than read from a table, which would have to grow to the largest
         # position: reading that position from an accelerator would stall the host on every call.

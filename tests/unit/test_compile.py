@@ -35,7 +35,7 @@ def _families(positional: str) -> dict[str, tuple[torch.nn.Module, tuple[Tensor,
 
 def _attention_without_value_branches(
     query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, dropout_p: float = 0.0,
-    *, score_bias: Tensor | None = None,
+    score_bias: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """softmax(QKᵀ/√Dh + bias)V with all-masked rows zeroed by masking, not by a branch on ``mask.all()``."""
     scores = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (..., L, S)
@@ -52,11 +52,12 @@ def _attention_without_value_branches(
 
 @pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
 def test_models_layers_and_positions_trace_into_one_graph(positional: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The attention core (tformer.functional) is swapped for a branch-free version, so this test covers what
+    # The attention core (tformer.functional.attend, which the attention module calls unchecked) is swapped for
+    # a branch-free version, so this test covers what
     # wraps it: models, layers, attention module, masks, positions. Its numbers must not change.
     for name, (model, inputs) in _families(positional).items():
         eager = model(*inputs)
-        monkeypatch.setattr(tformer.attention, "scaled_dot_product_attention", _attention_without_value_branches)
+        monkeypatch.setattr(tformer.attention, "attend", _attention_without_value_branches)
         torch.testing.assert_close(model(*inputs), eager, atol=1e-6, rtol=1e-6, msg=name)
         compiled = torch.compile(model, fullgraph=True, backend="eager")
         torch.testing.assert_close(compiled(*inputs), eager, atol=1e-6, rtol=1e-6, msg=name)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 import weakref
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +39,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from tformer._checks import check_choice, check_int, check_type
+from tformer.environment import clock as make_clock
 
 __all__ = [
     "attention_matrix_bytes",
@@ -218,11 +218,6 @@ def maximum_path_length(layer: str, n: int, *, k: int = 3, dilated: bool = False
 
 
 # --------------------------------------------------------------------------------------------- measurement
-def _synchronize(device: torch.device | str | None) -> None:
-    if device is not None and torch.device(device).type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 def median_time(
     fn: Callable[[], Any],
     *,
@@ -284,23 +279,17 @@ def median_times(
             raise TypeError(f"fns[{i}]: expected a callable, got {type(fn).__name__}")
     check_int("repeats", repeats, 1)
     check_int("warmup", warmup, 0)
-    check_choice("clock", clock, ("wall", "cpu"))
-    if clock == "cpu" and device is not None and torch.device(device).type == "cuda":
-        raise ValueError("clock: expected 'wall' on a CUDA device ('cpu' measures CPU seconds), got 'cpu'")
-    read = time.perf_counter if clock == "wall" else time.process_time
+    read = make_clock(clock, device)  # synchronises with a GPU before each reading
     for _ in range(warmup):
         for fn in fns:
             fn()
-    _synchronize(device)
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
         for fn, record in zip(fns, times, strict=True):
             if len(fns) > 1:  # untimed: the timed call below then finds the caches as fn itself leaves them
                 fn()
-                _synchronize(device)
             start = read()
             fn()
-            _synchronize(device)
             record.append(read() - start)
     return [statistics.median(record) for record in times]
 

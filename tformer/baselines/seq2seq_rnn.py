@@ -15,16 +15,17 @@ row's last real token) and attention is masked. Sources must therefore be right-
 
 from __future__ import annotations
 
-from typing import Literal
+import dataclasses
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, Literal
 
 import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from tformer._checks import check_choice, check_ids, check_int, check_tensor
-from tformer.decoding import _check_bos_eos
+from tformer._checks import check_bos_eos, check_choice, check_ids, check_int, check_tensor
 
-__all__ = ["BahdanauAttention", "Seq2SeqRNN"]
+__all__ = ["BahdanauAttention", "Seq2SeqRNN", "Seq2SeqRNNConfig"]
 
 DecoderState = Tensor | tuple[Tensor, Tensor]
 
@@ -67,8 +68,7 @@ class BahdanauAttention(nn.Module):
         self, query: Tensor, keys: Tensor, mask: Tensor | None = None, *, projected_keys: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
         """Context and weights for each query; shapes, masking and errors as in the class docstring."""
-        single = query.dim() == 2
-        q = query.unsqueeze(1) if single else query  # (B, L, Dq)
+        q = query.unsqueeze(1) if query.dim() == 2 else query  # (B, L, Dq)
         if q.dim() != 3 or q.shape[-1] != self.w_query.in_features:
             raise ValueError(
                 f"query: expected (B, Dq) or (B, L, Dq) with Dq={self.w_query.in_features}, got {tuple(query.shape)}"
@@ -76,14 +76,24 @@ class BahdanauAttention(nn.Module):
         B = q.shape[0]
         check_tensor("keys", keys, "float", "(B, S, Dk)", B=B, Dk=self.w_key.in_features)
         S = keys.shape[1]
+        if mask is not None:
+            check_tensor("mask", mask, "bool")
+            m = mask.unsqueeze(1) if mask.dim() == 2 else mask  # (B, 1, S) or (B, L, S)
+            if m.dim() != 3 or m.shape[0] != B or m.shape[-1] != S or m.shape[1] not in (1, q.shape[1]):
+                raise ValueError(f"mask: expected (B, S) or (B, L, S) with B={B}, S={S}, got {tuple(mask.shape)}")
+        return self._forward(query, keys, mask, projected_keys=projected_keys)
+
+    def _forward(
+        self, query: Tensor, keys: Tensor, mask: Tensor | None = None, *, projected_keys: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
+        """:meth:`forward` without its checks: what :class:`Seq2SeqRNN` runs at every decoder step."""
+        single = query.dim() == 2
+        q = query.unsqueeze(1) if single else query  # (B, L, Dq)
         k = self.project_keys(keys) if projected_keys is None else projected_keys  # (B, S, A)
         scores = self.v(torch.tanh(self.w_query(q).unsqueeze(2) + k.unsqueeze(1))).squeeze(-1)  # (B, L, S)
         if mask is not None:
-            check_tensor("mask", mask, "bool")
             if mask.dim() == 2:
                 mask = mask.unsqueeze(1)  # (B, 1, S)
-            if mask.dim() != 3 or mask.shape[0] != B or mask.shape[-1] != S or mask.shape[1] not in (1, q.shape[1]):
-                raise ValueError(f"mask: expected (B, S) or (B, L, S) with B={B}, S={S}, got {tuple(mask.shape)}")
             # finfo.min (not -inf) keeps an all-masked row finite; multiplying by the mask then zeroes it.
             scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
         weights = torch.softmax(scores, dim=-1)  # (B, L, S)
@@ -93,6 +103,46 @@ class BahdanauAttention(nn.Module):
         if single:
             return context.squeeze(1), weights.squeeze(1)  # (B, Dk), (B, S)
         return context, weights
+
+
+@dataclass(frozen=True)
+class Seq2SeqRNNConfig:
+    """Settings of :class:`Seq2SeqRNN`, in the order its arguments have always had.
+
+    Attributes:
+        src_vocab_size, tgt_vocab_size: V of each side.
+        emb_dim: embedding width.
+        hidden_size: H_hid of encoder and decoder.
+        cell: ``"gru"`` or ``"lstm"``.
+        pad_id: padding id in both vocabularies (its embeddings are zero and untrained).
+        attention: ``None`` (a fixed context vector) or ``"bahdanau"``.
+        attn_dim: width of the additive-attention layer (keyword only; ``None``: ``hidden_size``).
+
+    Raises:
+        TypeError: a size is not an int.
+        ValueError: a size below 1, or a bad ``cell``, ``attention``, ``pad_id`` or ``attn_dim``.
+    """
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    emb_dim: int
+    hidden_size: int
+    cell: Literal["gru", "lstm"] = "gru"
+    pad_id: int = 0
+    attention: Literal["bahdanau"] | None = None
+    _: KW_ONLY
+    attn_dim: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size", "emb_dim", "hidden_size"):
+            check_int(name, getattr(self, name), 1)
+        check_choice("cell", self.cell, ("gru", "lstm"))
+        check_choice("attention", self.attention, (None, "bahdanau"))
+        vocab = min(self.src_vocab_size, self.tgt_vocab_size)
+        if not 0 <= check_int("pad_id", self.pad_id) < vocab:
+            raise ValueError(f"pad_id: expected an id in [0, {vocab}), got {self.pad_id}")
+        if self.attn_dim is not None:
+            check_int("attn_dim", self.attn_dim, 1)
 
 
 class Seq2SeqRNN(nn.Module):
@@ -105,7 +155,11 @@ class Seq2SeqRNN(nn.Module):
     c_i = Σ_j α_ij h_j with α_i from :class:`BahdanauAttention` queried by s_{i−1}. Both variants have the same
     parameters apart from the attention module. Encoder and decoder use torch's fused ``nn.GRU``/``nn.LSTM``.
 
-    Args:
+    Build it from a :class:`Seq2SeqRNNConfig` (``Seq2SeqRNN(config)``, ``Seq2SeqRNN(config, cell="lstm")`` for a
+    changed copy) or from the config's fields as arguments, as always (``Seq2SeqRNN(V_src, V_tgt, 64, 128,
+    attention="bahdanau")``); ``model.config`` is the config.
+
+    Args (the config's fields):
         src_vocab_size, tgt_vocab_size: V of each side.
         emb_dim: embedding width.
         hidden_size: H_hid of encoder and decoder.
@@ -121,30 +175,19 @@ class Seq2SeqRNN(nn.Module):
     Sources: Cho et al. 2014, §2; Sutskever, Vinyals & Le 2014, §2; Bahdanau, Cho & Bengio 2015, §3.
     """
 
-    def __init__(
-        self,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        emb_dim: int,
-        hidden_size: int,
-        cell: Literal["gru", "lstm"] = "gru",
-        pad_id: int = 0,
-        attention: Literal["bahdanau"] | None = None,
-        *,
-        attn_dim: int | None = None,
-    ) -> None:
+    def __init__(self, *args: Any, **settings: Any) -> None:
         super().__init__()
-        for name, value in (
-            ("src_vocab_size", src_vocab_size),
-            ("tgt_vocab_size", tgt_vocab_size),
-            ("emb_dim", emb_dim),
-            ("hidden_size", hidden_size),
-        ):
-            check_int(name, value, 1)
-        check_choice("cell", cell, ("gru", "lstm"))
-        check_choice("attention", attention, (None, "bahdanau"))
-        if not 0 <= check_int("pad_id", pad_id) < min(src_vocab_size, tgt_vocab_size):
-            raise ValueError(f"pad_id: expected an id in [0, {min(src_vocab_size, tgt_vocab_size)}), got {pad_id}")
+        if args and isinstance(args[0], Seq2SeqRNNConfig):
+            if len(args) > 1:
+                raise TypeError(f"config: expected one Seq2SeqRNNConfig (and keyword changes), got {len(args)} "
+                                "positional arguments")
+            config = dataclasses.replace(args[0], **settings) if settings else args[0]
+        else:
+            config = Seq2SeqRNNConfig(*args, **settings)
+        self.config = config
+        cell, pad_id, hidden_size, emb_dim = config.cell, config.pad_id, config.hidden_size, config.emb_dim
+        src_vocab_size, tgt_vocab_size, attention = config.src_vocab_size, config.tgt_vocab_size, config.attention
+        attn_dim = config.attn_dim
         self.cell = cell
         self.src_vocab_size, self.tgt_vocab_size = src_vocab_size, tgt_vocab_size
         self.pad_id = pad_id
@@ -215,7 +258,7 @@ class Seq2SeqRNN(nn.Module):
         if self.attention is None:
             context = fixed  # (B, H_hid)
         else:
-            context, weights = self.attention(self._hidden(state), enc_out, src_mask, projected_keys=keys)
+            context, weights = self.attention._forward(self._hidden(state), enc_out, src_mask, projected_keys=keys)
         step_in = torch.cat([self.tgt_embedding(y_prev), context], dim=-1).unsqueeze(1)  # (B, 1, E + H_hid)
         out, state = self.decoder(step_in, state)
         return out[:, 0], context, state, weights
@@ -293,7 +336,7 @@ class Seq2SeqRNN(nn.Module):
                 attention; bad ``src`` (see :meth:`encode`).
         """
         check_int("max_len", max_len, 1)
-        _check_bos_eos(bos_id, eos_id, self.pad_id)
+        check_bos_eos(bos_id, eos_id, self.pad_id)
         if return_attention and self.attention is None:
             raise ValueError("return_attention: expected False for a model built with attention=None, got True")
         enc_out, state, src_mask = self.encode(src, src_mask)

@@ -18,7 +18,6 @@ from torch import Tensor
 
 from tformer._checks import check_bool, check_choice, check_ids, check_int, check_number, check_tensor
 from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, Vocab, bucket_batches, pad_sequences
-from tformer.decoding import _position_limit
 
 __all__ = [
     "DEFAULT_LENGTH_EDGES",
@@ -318,7 +317,7 @@ def _translate(
     if len(sentences) == 0:
         return [], 0
     device = next(model.parameters()).device
-    model_max = _position_limit(model)  # None: RoPE, no limit
+    model_max = getattr(model, "position_limit", None)  # None: RoPE, or an RNN: no limit
     encoded = [src_vocab.encode(s.split(), strict=strict, add_eos=src_eos) for s in sentences]
     truncated = 0
     if model_max is not None:

@@ -25,8 +25,8 @@ from torch.optim.lr_scheduler import LambdaLR
 from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
 
 from tformer._checks import check_int, check_number
-from tformer.book.environment import seed_everything
 from tformer.data.text import BOS_ID, PAD_ID, Vocab
+from tformer.environment import get_device, seed_everything, training_clock
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
 
 __all__ = [
@@ -43,46 +43,6 @@ __all__ = [
     "training_clock",
     "warmup_schedule",
 ]
-
-
-def training_clock(device: torch.device | str = "cpu") -> Callable[[], float]:
-    """The clock an "equal training time" comparison should read on ``device``, in seconds.
-
-    Chosen once, when the clock is made (so a start and an end reading always come from the same clock):
-
-    - on a CUDA or MPS GPU: the wall clock after waiting for queued work (``synchronize`` then
-      ``time.perf_counter``), since kernels run asynchronously;
-    - on a CPU with one torch thread: this process's CPU time (``time.process_time``). Other programs on a
-      shared machine inflate it far less than the wall clock, and on an idle machine the two agree;
-    - on a CPU with several threads: the wall clock (CPU times of the threads add up, idle spinning included).
-
-    Pass it as ``train(..., clock=training_clock(device))``; make a new one after changing the thread count.
-
-    Raises:
-        TypeError: if ``device`` is not a ``str`` or ``torch.device``.
-        ValueError: if it names no device torch knows, or one other than ``cpu``, ``cuda`` and ``mps``, or a
-            ``cuda``/``mps`` device this machine does not have.
-    """
-    if not isinstance(device, (str, torch.device)):
-        raise TypeError(f"device: expected a str or torch.device, got {type(device).__name__}")
-    try:
-        kind = torch.device(device).type
-    except RuntimeError as error:
-        raise ValueError(f"device: expected a device name such as 'cpu' or 'cuda', got {device!r}") from error
-    if kind == "cpu":
-        return time.process_time if torch.get_num_threads() == 1 else time.perf_counter
-    if kind not in ("cuda", "mps"):
-        raise ValueError(f"device: expected 'cpu', 'cuda' or 'mps', got {kind!r}")
-    available = torch.cuda.is_available() if kind == "cuda" else torch.backends.mps.is_available()
-    if not available:  # the clock's first reading would fail (synchronize on a missing device)
-        raise ValueError(f"device: expected a device this machine has, got {kind!r} (not available here)")
-    sync = torch.cuda.synchronize if kind == "cuda" else torch.mps.synchronize
-
-    def clock() -> float:
-        sync()
-        return time.perf_counter()
-
-    return clock
 
 
 def step_cost_ratios(
@@ -359,7 +319,7 @@ def train(
             runs out at the same step as the target is reached, the target wins. The score at the stop was
             chosen on the evaluation data, so it is not an unbiased estimate of that score. Needs
             ``evaluate``.
-        device: default :func:`tformer.book.environment.get_device` (CUDA when present, else CPU).
+        device: default :func:`tformer.environment.get_device` (CUDA when present, else CPU).
         seed: seeds Python, NumPy and torch before the first step (dropout, data order); None leaves them.
         progress: show a tqdm text bar (on stderr, in Jupyter and in a terminal alike).
         desc: the progress bar's label.
@@ -398,8 +358,6 @@ def train(
     if optimizer is None:
         check_number("lr", lr, 0.0, open_min=True)
     if device is None:
-        from tformer.book.environment import get_device
-
         device = get_device()
     if seed is not None:
         seed_everything(seed)

@@ -30,12 +30,13 @@ from tformer._checks import (
     check_number,
     check_probability,
     check_query_key_value,
+    check_self_attention,
     check_tensor,
     check_type,
 )
-from tformer.attention import KVCache, MultiHeadAttention, _same_view, merge_heads, split_heads
-from tformer.functional import scaled_dot_product_attention
-from tformer.masks import attention_mask_for_heads
+from tformer.attention import KVCache, MultiHeadAttention, merge_heads, split_heads
+from tformer.functional import attend
+from tformer.masks import as_heads_mask, attention_mask_for_heads
 from tformer.positional import RotaryEmbedding
 
 __all__ = ["GroupedQueryAttention", "LinearAttention", "elu_feature_map", "linear_attention", "sliding_window_mask"]
@@ -159,39 +160,50 @@ class GroupedQueryAttention(nn.Module):
                 of another batch B included), or a bad mask; ValueError with ``rope`` when ``key`` is not
                 ``query`` (cross-attention, refused as :class:`~tformer.attention.MultiHeadAttention` does).
         """
+        self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
+        return self._forward(query, key, value, mask, cache=cache, positions=positions)
+
+    def check_inputs(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                     cache: KVCache | None = None, positions: Tensor | None = None) -> None:
+        """What :meth:`forward` checks, once: a 2024 block runs this, then ``_forward`` (see forward's Raises)."""
         check_query_key_value(query, key, value, self.w_q.weight)
+        B, L, _ = query.shape
+        if self.rope is not None:
+            if key.shape[1] != L:
+                raise ValueError(f"rope: query length L ({L}) must equal key length S ({key.shape[1]})")
+            check_self_attention("rope", query, key)  # as in MultiHeadAttention
+            if positions is not None:
+                check_tensor("positions", positions, "int", "(L,)", L=L)
+        if mask is not None:
+            S = key.shape[1] + (0 if cache is None else len(cache))
+            attention_mask_for_heads(mask, B, self.num_heads, L, S)
+
+    def _forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                 cache: KVCache | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """:meth:`forward` without its checks: what a layer runs after checking its own inputs."""
         B, L, _ = query.shape
         Hkv, R, Dh = self.num_kv_heads, self.group_size, self.head_dim
         q = self.w_q(query).view(B, L, Hkv, R, Dh).permute(0, 2, 3, 1, 4)  # (B, H_kv, R, L, Dh)
         k = split_heads(self.w_k(key), Hkv)  # (B, H_kv, S_new, Dh)
         v = split_heads(self.w_v(value), Hkv)  # (B, H_kv, S_new, Dh)
         if self.rope is not None:
-            if k.shape[-2] != L:
-                raise ValueError(f"rope: query length L ({L}) must equal key length S ({k.shape[-2]})")
-            if not _same_view(key, query):  # m − n is meaningless across sequences, as in MultiHeadAttention
-                raise ValueError(
-                    f"rope: expected self-attention (key is query), got a different key tensor "
-                    f"{tuple(key.shape)}; cross-attention relates positions of two sequences"
-                )
             if positions is None:
                 past = 0 if cache is None else len(cache)
                 positions = torch.arange(past, past + L, device=query.device)  # (L,)
-            q = self.rope(q, positions)  # (B, H_kv, R, L, Dh): every query head rotated alike
-            k = self.rope(k, positions)  # (B, H_kv, L, Dh): rotated once, before it is cached
+            q = self.rope._forward(q, positions)  # (B, H_kv, R, L, Dh): every query head rotated alike
+            k = self.rope._forward(k, positions)  # (B, H_kv, L, Dh): rotated once, before it is cached
         if cache is not None:
             k, v = cache.update(k, v)  # (B, H_kv, S, Dh)
         S = k.shape[-2]
         if mask is not None:
-            mask = attention_mask_for_heads(mask, B, self.num_heads, L, S)  # (B|1, H|1, L|1, S)
+            mask = as_heads_mask(mask)  # (B|1, H|1, L|1, S)
             if mask.shape[1] == 1:
                 mask = mask[:, :, None]  # (B|1, 1, 1, L|1, S)
             else:
                 mask = mask.reshape(mask.shape[0], Hkv, R, *mask.shape[2:])  # (B|1, H_kv, R, L|1, S)
         dropout_p = self.dropout if self.training else 0.0
         # k[:, :, None] broadcasts one key/value head over its R query heads without copying it.
-        context, weights = scaled_dot_product_attention(
-            q, k[:, :, None], v[:, :, None], mask=mask, dropout_p=dropout_p
-        )  # (B, H_kv, R, L, Dh), (B, H_kv, R, L, S)
+        context, weights = attend(q, k[:, :, None], v[:, :, None], mask, dropout_p)  # (B, H_kv, R, L, Dh), (B, H_kv, R, L, S)
         context = context.permute(0, 3, 1, 2, 4).reshape(B, L, self.d_model)  # (B, L, D): heads concatenated
         return self.w_o(context), weights.reshape(B, self.num_heads, L, S)  # (B, L, D), (B, H, L, S)
 

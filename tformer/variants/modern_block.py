@@ -26,20 +26,23 @@ heads, H_kv key/value heads, Dh = D / H, F the SwiGLU width ``d_ff``, V vocabula
 from __future__ import annotations
 
 import math
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, ClassVar, Literal
 
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int
+from tformer._checks import check_int, check_number, check_tokens
 from tformer.attention import KVCache
+from tformer.decoding import CachedGenerationMixin
 from tformer.masks import causal_mask
-from tformer.models import CachedGenerationMixin, _check_tokens
+from tformer.models import ModelConfig, Positional, as_config
 from tformer.positional import RotaryEmbedding
 from tformer.variants.efficient import GroupedQueryAttention
 from tformer.variants.rmsnorm import RMSNorm
 from tformer.variants.swiglu import SwiGLUFeedForward
 
-__all__ = ["ModernDecoderLM", "ModernDecoderLayer", "modern_lm_parameter_count"]
+__all__ = ["ModernDecoderConfig", "ModernDecoderLM", "ModernDecoderLayer", "modern_lm_parameter_count"]
 
 
 class ModernDecoderLayer(nn.Module):
@@ -87,8 +90,16 @@ class ModernDecoderLayer(nn.Module):
         ``mask`` is boolean, True = may attend, broadcastable to ``(B, H, L, S)``; ``cache`` and ``positions``
         are passed to the attention (RoPE positions default to ``len(cache) + arange(L)``).
         """
+        self.attention.check_inputs(x, x, x, mask, cache=cache, positions=positions)
+        return self._forward(x, mask, cache=cache, positions=positions)
+
+    def _forward(
+        self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None,
+        positions: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """:meth:`forward` without its checks: what :class:`ModernDecoderLM` runs for every layer."""
         h = self.attention_norm(x)  # (B, L, D)
-        attended, weights = self.attention(h, h, h, mask, cache=cache, positions=positions)  # (B, L, D)
+        attended, weights = self.attention._forward(h, h, h, mask, cache=cache, positions=positions)  # (B, L, D)
         x = x + attended  # (B, L, D)
         return x + self.ffn(self.ffn_norm(x)), weights  # (B, L, D), (B, H, L, S)
 
@@ -120,6 +131,86 @@ def modern_lm_parameter_count(
     return 2 * vocab_size * d_model + num_layers * per_layer + d_model
 
 
+@dataclass(frozen=True)
+class ModernDecoderConfig(ModelConfig):
+    """Settings of :class:`ModernDecoderLM`: :class:`~tformer.models.ModelConfig`'s shared fields and defaults
+    (D = 512, H = 8, F = 2048, ``max_len`` 512), plus what the 2024 block adds.
+
+    The shared fields that describe the block are fixed to what it is, and any other value is refused rather
+    than ignored: ``positional="rope"``, ``norm_first=True`` (pre-RMSNorm, so a final norm), ``activation=
+    "swiglu"``, ``bias=False``, ``dropout=0.0`` (Llama trains without), ``pad_id=None`` (no padding id; the
+    character models of chapter 14 have none), ``tie_embeddings=False``, ``init="xavier"``.
+
+    Attributes:
+        vocab_size: V (the positional argument).
+        num_layers: blocks in the stack (default 6).
+        num_kv_heads: H_kv, the key/value heads of grouped-query attention, a divisor of H; ``None`` (default)
+            means H_kv = H (multi-head attention).
+        rope_base: RoPE's base (10000 in Su et al. 2021 and Llama 1/2).
+        norm_eps: eps of every RMSNorm (Llama 2: 1e-5).
+        max_len: unlike the 2017 models with RoPE, :class:`ModernDecoderLM` refuses inputs longer than
+            ``max_len`` and ``generate`` crops its context to the last ``max_len`` tokens, so
+            ``position_limit`` is ``max_len`` here (Llama's ``max_seq_len``).
+
+    Raises:
+        TypeError / ValueError: a size that is not a positive int (first the ones
+            :func:`modern_lm_parameter_count` checks, in its words), D not a multiple of H, H not a multiple of
+            H_kv, an odd Dh, ``rope_base`` not positive, or a fixed field set to another value.
+    """
+
+    vocab_size: int
+    _: KW_ONLY
+    num_layers: int = 6
+    num_kv_heads: int | None = None
+    rope_base: float = 10000.0
+    norm_eps: float = 1e-5
+    dropout: float = 0.0
+    pad_id: int | None = None
+    positional: Positional = "rope"
+    norm_first: bool = True
+    activation: Literal["swiglu"] = "swiglu"  # type: ignore[assignment]
+    bias: bool = False
+
+    causal: ClassVar[bool] = True
+    activations: ClassVar[tuple[str, ...]] = ("swiglu",)
+    FIXED: ClassVar[dict[str, Any]] = {"positional": "rope", "norm_first": True, "activation": "swiglu", "bias": False,
+                                       "dropout": 0.0, "pad_id": None, "tie_embeddings": False, "init": "xavier",
+                                       "final_norm": None}  # fmt: skip
+
+    def _sizes(self) -> dict[str, int]:
+        return {"vocab_size": self.vocab_size, "num_layers": self.num_layers, "num_kv_heads": self.kv_heads}
+
+    def __post_init__(self) -> None:
+        if self.num_kv_heads is not None:
+            check_int("num_kv_heads", self.num_kv_heads, 1)
+        modern_lm_parameter_count(self.vocab_size, self.d_model, self.num_heads, self.kv_heads, self.num_layers,
+                                  self.d_ff)  # checks the sizes, in the words the 2024 block always used
+        check_int("max_len", self.max_len, 1)
+        if isinstance(self.d_model, int) and (self.d_model // self.num_heads) % 2:
+            raise ValueError(f"d_model: expected D / num_heads = Dh even (RoPE rotates pairs), got Dh = "
+                             f"{self.d_model // self.num_heads}")
+        for name, wanted in self.FIXED.items():
+            got = getattr(self, name)
+            if got != wanted or type(got) is not type(wanted):
+                raise ValueError(f"{name}: expected {wanted!r} (fixed by the 2024 block), got {got!r}")
+        super().__post_init__()
+        check_number("rope_base", self.rope_base, 0.0, open_min=True)
+        check_number("norm_eps", self.norm_eps, 0.0)
+
+    @property
+    def kv_heads(self) -> int:
+        """H_kv: ``num_kv_heads``, or H when it is ``None``."""
+        return self.num_heads if self.num_kv_heads is None else self.num_kv_heads
+
+    @property
+    def position_limit(self) -> int | None:
+        """``max_len``: the model refuses longer inputs and ``generate`` crops to it (see the class docstring)."""
+        return self.max_len
+
+
+_OLD_POSITIONAL = ("vocab_size", "d_model", "num_heads", "num_kv_heads", "num_layers", "d_ff", "max_len")
+
+
 class ModernDecoderLM(CachedGenerationMixin, nn.Module):
     """A decoder-only language model of :class:`ModernDecoderLayer` blocks (Llama-style, Touvron et al. 2023).
 
@@ -129,7 +220,13 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
     through that cache. What it keeps from the book's model (√D embedding scale, Xavier init, untied output)
     is listed in the module docstring.
 
-    Args:
+    Build it from a :class:`ModernDecoderConfig` (``ModernDecoderLM(config)``, or ``ModernDecoderLM(config,
+    num_layers=4)`` for a changed copy), from the config's fields as keywords (``ModernDecoderLM(V,
+    d_model=64, num_kv_heads=2)``), or, as before the config existed, from seven sizes in this order:
+    ``ModernDecoderLM(V, D, H, H_kv, layers, F, max_len, *, rope_base=..., norm_eps=...)``. ``model.config`` is
+    the config.
+
+    Args (the config's fields):
         vocab_size: V.
         d_model, num_heads, num_kv_heads, num_layers, d_ff: D, H, H_kv, layers, F.
         max_len: longest sequence (cached + new) accepted; RoPE itself has no limit.
@@ -146,31 +243,50 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
             if ``tokens`` is not ``(B, L)`` with L ≥ 1, holds ids outside ``[0, V)``, or runs past ``max_len``.
     """
 
-    def __init__(
-        self, vocab_size: int, d_model: int, num_heads: int, num_kv_heads: int, num_layers: int, d_ff: int,
-        max_len: int, *, rope_base: float = 10000.0, norm_eps: float = 1e-5,
-    ) -> None:
+    def __init__(self, *args: Any, **settings: Any) -> None:
         super().__init__()
-        modern_lm_parameter_count(vocab_size, d_model, num_heads, num_kv_heads, num_layers, d_ff)  # checks sizes
-        check_int("max_len", max_len, 1)
-        if (d_model // num_heads) % 2:
-            raise ValueError(f"d_model: expected D / num_heads = Dh even (RoPE rotates pairs), got Dh = "
-                             f"{d_model // num_heads}")
-        self.vocab_size, self.d_model, self.max_len = vocab_size, d_model, max_len
-        # for CachedGenerationMixin.generate: no padding id; past max_len it crops the context to max_len
-        self.pad_id: int | None = None
-        self.generation_window: int | None = max_len
-        self.embed = nn.Embedding(vocab_size, d_model)
-        self.rope = RotaryEmbedding(d_model // num_heads, base=rope_base, max_len=max_len)  # shared by all layers
+        if len(args) > 1 and not isinstance(args[0], ModelConfig):  # the seven sizes, by position
+            settings = {**dict(zip(_OLD_POSITIONAL[1:], args[1:], strict=False)), **settings}
+            args = args[:1]
+        self.config: ModernDecoderConfig = as_config(ModernDecoderConfig, args, settings)
+        config = self.config
+        D, H = config.d_model, config.num_heads
+        self.embed = nn.Embedding(config.vocab_size, D)
+        self.rope = RotaryEmbedding(D // H, base=config.rope_base, max_len=config.max_len)  # shared by all layers
         self.layers = nn.ModuleList(
-            ModernDecoderLayer(d_model, num_heads, num_kv_heads, d_ff, rope=self.rope, norm_eps=norm_eps)
-            for _ in range(num_layers)
+            ModernDecoderLayer(D, H, config.kv_heads, config.d_ff, rope=self.rope, norm_eps=config.norm_eps)
+            for _ in range(config.num_layers)
         )
-        self.final_norm = RMSNorm(d_model, eps=norm_eps)
-        self.output = nn.Linear(d_model, vocab_size, bias=False)
+        self.final_norm = RMSNorm(D, eps=config.norm_eps)
+        self.output = nn.Linear(D, config.vocab_size, bias=False)
         for p in self.parameters():  # the book's "xavier" scheme: every matrix; RMSNorm gains stay at 1
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
+
+    @property
+    def vocab_size(self) -> int:
+        """V (``config.vocab_size``)."""
+        return self.config.vocab_size
+
+    @property
+    def d_model(self) -> int:
+        """D (``config.d_model``)."""
+        return self.config.d_model
+
+    @property
+    def max_len(self) -> int:
+        """The longest input (cached + new tokens) accepted (``config.max_len``)."""
+        return self.config.max_len
+
+    @property
+    def pad_id(self) -> int | None:
+        """``None``: no padding id, every id is a token that ``generate`` may produce."""
+        return self.config.pad_id
+
+    @property
+    def position_limit(self) -> int | None:
+        """``max_len``: ``generate`` crops its context to it (``config.position_limit``)."""
+        return self.config.position_limit
 
     def new_cache(self) -> list[KVCache]:
         """Empty key/value caches, one per layer; each will hold ``(B, H_kv, S, Dh)`` keys and values."""
@@ -196,14 +312,14 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
             got = len(cache) if isinstance(cache, list) else type(cache).__name__
             raise ValueError(f"cache: expected a list of {len(self.layers)} KVCache objects (new_cache()), got {got}")
         past = 0 if cache is None else len(cache[0])
-        _check_tokens("tokens", tokens, self.vocab_size, self.max_len, offset=past)
+        check_tokens("tokens", tokens, self.vocab_size, self.position_limit, offset=past)
         L = tokens.shape[1]
         mask = causal_mask(L, past + L, device=tokens.device) if L > 1 else None  # (L, S), True = may attend
         positions = torch.arange(past, past + L, device=tokens.device)  # (L,) for RoPE
         x = self.embed(tokens) * math.sqrt(self.d_model)  # (B, L, D)
         weights = []
         for i, layer in enumerate(self.layers):
-            x, w = layer(x, mask, cache=None if cache is None else cache[i], positions=positions)  # (B, L, D)
+            x, w = layer._forward(x, mask, cache=None if cache is None else cache[i], positions=positions)  # (B, L, D)
             weights.append(w)
         logits = self.output(self.final_norm(x))  # (B, L, V)
         return (logits, weights) if return_attention else logits

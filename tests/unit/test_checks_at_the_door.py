@@ -1,0 +1,96 @@
+"""Checks at the door: one forward of each family runs only its public entry's checks, however deep the stack.
+
+Every shared check function of ``tformer._checks`` is replaced, in every module that imported it, by a counter;
+one forward of each model family then counts how many checks ran. Inner layers trust their callers (issue 27),
+so the count is the entry's own few checks and does not grow with the number of layers.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+import pytest
+import torch
+
+import tformer
+import tformer._checks as checks
+from tformer import DecoderOnlyTransformer, EncoderOnlyTransformer, Seq2SeqRNN, Transformer
+from tformer.variants import ModernDecoderLM
+
+V = 13
+# what each family's entry checks itself (check_tokens counts once and once more for each helper it calls:
+# check_tensor and check_ids); causal_mask checks its two sizes
+ENTRY_CHECKS = {
+    "Transformer": 3 * 2 + 1,  # check_tokens for src and tgt_in (3 each), causal_mask's check_int L
+    "DecoderOnlyTransformer": 3 + 2,  # check_tokens, causal_mask's check_int L and S
+    "EncoderOnlyTransformer": 3,  # check_tokens
+    "ModernDecoderLM": 3 + 2,  # check_tokens, causal_mask's check_int L and S
+    "Seq2SeqRNN": 2 + 1 + 2,  # src: check_tensor + check_ids, the src_mask (default: none), tgt_in: 2
+}
+
+
+def _build(family: str, layers: int) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    src = torch.randint(1, V, (2, 7))
+    tgt = torch.randint(1, V, (2, 5))
+    sizes = dict(d_model=16, num_heads=4, d_ff=32)
+    if family == "Transformer":
+        return Transformer(V, V, num_encoder_layers=layers, num_decoder_layers=layers, **sizes), (src, tgt)
+    if family == "DecoderOnlyTransformer":
+        return DecoderOnlyTransformer(V, num_layers=layers, **sizes), (tgt,)
+    if family == "EncoderOnlyTransformer":
+        return EncoderOnlyTransformer(V, num_layers=layers, **sizes), (tgt,)
+    if family == "ModernDecoderLM":
+        return ModernDecoderLM(V, num_layers=layers, num_kv_heads=2, max_len=32, **sizes), (tgt,)
+    # the RNN encoder-decoder has one layer per side; its depth here is the target length it steps through
+    return Seq2SeqRNN(V, V, 8, 16, attention="bahdanau"), (src, torch.randint(1, V, (2, 2 * layers)))
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
+    """Replace every ``tformer._checks.check_*`` wherever it was imported by a counting wrapper."""
+    for info in pkgutil.walk_packages(tformer.__path__, "tformer."):
+        importlib.import_module(info.name)
+    originals = {id(getattr(checks, name)): name for name in checks.__all__ if name.startswith("check_")}
+    counts: Counter[str] = Counter()
+    wrappers: dict[int, Callable] = {}
+
+    def wrap(fn: Callable, name: str) -> Callable:
+        @functools.wraps(fn)
+        def counting(*args: object, **kwargs: object) -> object:
+            counts[name] += 1
+            return fn(*args, **kwargs)
+
+        return counting
+
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith("tformer"):
+            continue
+        for attribute, value in list(vars(module).items()):
+            if id(value) in originals:
+                wrapper = wrappers.setdefault(id(value), wrap(value, originals[id(value)]))
+                monkeypatch.setattr(module, attribute, wrapper)
+    yield counts
+
+
+@pytest.mark.parametrize("family", sorted(ENTRY_CHECKS))
+def test_one_forward_runs_the_entry_checks_only(family: str, counted: Counter[str]) -> None:
+    totals = []
+    for layers in (2, 6):
+        model, inputs = _build(family, layers)
+        counted.clear()
+        model(*inputs)
+        totals.append(sum(counted.values()))
+    assert totals[0] == totals[1], f"{family}: {totals[0]} checks at 2 layers, {totals[1]} at 6: {dict(counted)}"
+    assert totals[1] <= ENTRY_CHECKS[family], f"{family}: {totals[1]} checks: {dict(counted)}"
+
+
+def test_a_layer_called_alone_still_checks_its_input() -> None:
+    layer = tformer.EncoderLayer(8, 2, 16)
+    with pytest.raises(ValueError, match=r"x: expected shape \(B, \*, D=8\)"):
+        layer(torch.zeros(2, 3, 6))
