@@ -1,7 +1,10 @@
 """Argument checks shared across the package, with one message format: ``name: expected ..., got ...``.
 
 Every public function and model ``forward`` validates what a user passes in with these helpers, once, where the
-call comes in; inner layers trust their callers. Two rules hold for every helper:
+call comes in; inner layers trust their callers. A module that checks its own inputs when a reader calls it alone
+(a layer, an attention module, a positional module) skips them when a module that owns it, and has checked
+already, calls it: the owner marks it with :func:`trust_caller` when it is built. The call still goes through
+``nn.Module.__call__``, so hooks (tracing, FSDP's gathers) see every module run. Two rules hold for every helper:
 
 - a wrong *type* (a list where a tensor belongs, a float dtype where ids belong, a str where a number belongs)
   raises ``TypeError``; a wrong *value* or *shape* raises ``ValueError``;
@@ -40,8 +43,22 @@ __all__ = [
     "check_tensor",
     "check_tokens",
     "check_type",
+    "trust_caller",
     "values_are_cheap",
 ]
+
+
+def trust_caller(*modules: torch.nn.Module) -> None:
+    """Mark ``modules`` as called by an owner that has checked their inputs: their ``forward`` skips its checks.
+
+    A module's ``checked_by_caller`` attribute (default ``False``, a class attribute of the module) is set to
+    ``True`` here, once, when the owner is built; it is plain Python state, not part of ``state_dict``.
+
+    Raises:
+        TypeError: if an argument is not an ``nn.Module``.
+    """
+    for module in modules:
+        check_type("module", module, torch.nn.Module, "nn.Module").checked_by_caller = True
 
 
 def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:

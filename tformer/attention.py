@@ -27,6 +27,7 @@ from tformer._checks import (
     check_self_attention,
     check_tensor,
     check_type,
+    trust_caller,
 )
 from tformer.functional import attend
 from tformer.masks import as_heads_mask, attention_mask_for_heads
@@ -154,6 +155,8 @@ class MultiHeadAttention(nn.Module):
             outside ``[0, 1)``.
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     def __init__(
         self,
         d_model: int,
@@ -177,6 +180,8 @@ class MultiHeadAttention(nn.Module):
         self.head_dim = d_model // num_heads
         self.dropout = dropout
         self.rope = rope
+        if rope is not None:
+            trust_caller(rope)  # forward checks the positions; q and k are built here
         self.alibi = check_bool("alibi", alibi)
         check_bool("bias", bias)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
@@ -216,12 +221,34 @@ class MultiHeadAttention(nn.Module):
                 another batch B included), a bad mask, or RoPE or ALiBi used with a key that is not the query
                 (cross-attention).
         """
-        self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
-        return self._forward(query, key, value, mask, cache=cache, positions=positions)
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
+        L = query.shape[1]
+        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
+        if _filled_static(cache):
+            k, v = cache.key, cache.value  # type: ignore[union-attr]  # (B, H, S, Dh): the memory, projected once
+        else:
+            k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S_new, Dh)
+            v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S_new, Dh)
+            if self.rope is not None:
+                if positions is None:
+                    past = 0 if cache is None else len(cache)
+                    positions = torch.arange(past, past + L, device=query.device)  # (L,)
+                q = self.rope(q, positions)  # (B, H, L, Dh)
+                k = self.rope(k, positions)  # (B, H, L, Dh)
+            if cache is not None:
+                k, v = cache.update(k, v)  # (B, H, S, Dh) with S = S_past + S_new
+        S = k.shape[-2]
+        dropout_p = self.dropout if self.training else 0.0
+        bias_dtype = torch.promote_types(q.dtype, torch.float32)  # float16 scores are computed in float32
+        score_bias = alibi_bias(self.num_heads, L, S, dtype=bias_dtype, device=q.device) if self.alibi else None
+        heads_mask = None if mask is None else as_heads_mask(mask)  # broadcastable to (B, H, L, S)
+        context, weights = attend(q, k, v, heads_mask, dropout_p, score_bias)  # bias (H, L, S)
+        return self.w_o(merge_heads(context)), weights  # (B, L, D), (B, H, L, S)
 
     def check_inputs(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
                      cache: KVCache | None = None, positions: Tensor | None = None) -> None:
-        """The checks of :meth:`forward`, for a caller that then runs the unchecked ``_forward`` (the layers).
+        """The checks of :meth:`forward`, for an owner that checks its own inputs once (the layers).
 
         Raises:
             TypeError / ValueError: as :meth:`forward`.
@@ -243,32 +270,6 @@ class MultiHeadAttention(nn.Module):
                 check_tensor("positions", positions, "int", "(L,)", L=L)
         if mask is not None:
             attention_mask_for_heads(mask, B, self.num_heads, L, S)
-
-    def _forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
-                 cache: KVCache | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """:meth:`forward` without its checks: the layers call it after checking their own inputs once."""
-        L = query.shape[1]
-        q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
-        if _filled_static(cache):
-            k, v = cache.key, cache.value  # type: ignore[union-attr]  # (B, H, S, Dh): the memory, projected once
-        else:
-            k = split_heads(self.w_k(key), self.num_heads)  # (B, H, S_new, Dh)
-            v = split_heads(self.w_v(value), self.num_heads)  # (B, H, S_new, Dh)
-            if self.rope is not None:
-                if positions is None:
-                    past = 0 if cache is None else len(cache)
-                    positions = torch.arange(past, past + L, device=query.device)  # (L,)
-                q = self.rope._forward(q, positions)  # (B, H, L, Dh)
-                k = self.rope._forward(k, positions)  # (B, H, L, Dh)
-            if cache is not None:
-                k, v = cache.update(k, v)  # (B, H, S, Dh) with S = S_past + S_new
-        S = k.shape[-2]
-        dropout_p = self.dropout if self.training else 0.0
-        bias_dtype = torch.promote_types(q.dtype, torch.float32)  # float16 scores are computed in float32
-        score_bias = alibi_bias(self.num_heads, L, S, dtype=bias_dtype, device=q.device) if self.alibi else None
-        heads_mask = None if mask is None else as_heads_mask(mask)  # broadcastable to (B, H, L, S)
-        context, weights = attend(q, k, v, heads_mask, dropout_p, score_bias)  # bias (H, L, S)
-        return self.w_o(merge_heads(context)), weights  # (B, L, D), (B, H, L, S)
 
     @classmethod
     def from_torch(cls, module: nn.MultiheadAttention) -> MultiHeadAttention:

@@ -29,6 +29,7 @@ from tformer._checks import (
     check_number,
     check_probability,
     check_type,
+    trust_caller,
 )
 from tformer.attention import KVCache, MultiHeadAttention
 from tformer.positional import RotaryEmbedding
@@ -59,6 +60,8 @@ class FeedForward(nn.Module):
             ``forward``, if the last dimension of ``x`` is not D.
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     def __init__(
         self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", *, bias: bool = True
     ) -> None:
@@ -76,11 +79,8 @@ class FeedForward(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """Apply the two linear maps with the activation between. Shape: ``(..., D) -> (..., D)``."""
-        check_activation("x", x, "(..., D)", self.w_1.weight, D=self.d_model)  # positions are independent
-        return self._forward(x)
-
-    def _forward(self, x: Tensor) -> Tensor:
-        """:meth:`forward` without its check (the layers check their input once)."""
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            check_activation("x", x, "(..., D)", self.w_1.weight, D=self.d_model)  # positions are independent
         hidden = _ACTIVATIONS[self.activation](self.w_1(x))  # (B, L, F)
         return self.w_2(self.dropout(hidden))  # (B, L, D)
 
@@ -180,6 +180,8 @@ class EncoderLayer(nn.Module):
             argument is invalid (TypeError for a wrong type).
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     def __init__(
         self,
         d_model: int,
@@ -200,6 +202,7 @@ class EncoderLayer(nn.Module):
         check_bool("bias", bias)
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope, alibi=alibi)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
+        trust_caller(self.self_attn, self.ffn)  # forward checks x and the mask once for both
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.dropout1 = nn.Dropout(dropout)
@@ -227,28 +230,24 @@ class EncoderLayer(nn.Module):
             TypeError / ValueError: if ``x`` is not a floating-point ``(B, L, D)`` tensor of the parameters'
                 dtype; see :class:`MultiHeadAttention` for the mask.
         """
-        self.check_inputs(x, mask, cache=cache, positions=positions)
-        return self._forward(x, mask, cache=cache, positions=positions)
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            self.check_inputs(x, mask, cache=cache, positions=positions)
+        if self.norm_first:
+            h = self.norm1(x)
+            attn, weights = self.self_attn(h, h, h, mask, cache=cache, positions=positions)
+            x = x + self.dropout1(attn)  # (B, L, D)
+            x = x + self.dropout2(self.ffn(self.norm2(x)))  # (B, L, D)
+        else:
+            attn, weights = self.self_attn(x, x, x, mask, cache=cache, positions=positions)
+            x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
+            x = self.norm2(x + self.dropout2(self.ffn(x)))  # (B, L, D)
+        return x, weights
 
     def check_inputs(
                      self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None, positions: Tensor | None = None) -> None:
         """The checks of :meth:`forward` (the stream, then the self-attention's), run once by the one who calls in."""
         _check_stream("x", x, self)
         self.self_attn.check_inputs(x, x, x, mask, cache=cache, positions=positions)
-
-    def _forward(
-                 self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """:meth:`forward` without its checks: what :class:`Encoder` runs for every layer."""
-        if self.norm_first:
-            h = self.norm1(x)
-            attn, weights = self.self_attn._forward(h, h, h, mask, cache=cache, positions=positions)
-            x = x + self.dropout1(attn)  # (B, L, D)
-            x = x + self.dropout2(self.ffn._forward(self.norm2(x)))  # (B, L, D)
-        else:
-            attn, weights = self.self_attn._forward(x, x, x, mask, cache=cache, positions=positions)
-            x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
-            x = self.norm2(x + self.dropout2(self.ffn._forward(x)))  # (B, L, D)
-        return x, weights
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderLayer:
@@ -279,6 +278,8 @@ class DecoderLayer(nn.Module):
         ValueError / TypeError: as :class:`EncoderLayer`.
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     def __init__(
         self,
         d_model: int,
@@ -300,6 +301,7 @@ class DecoderLayer(nn.Module):
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope, alibi=alibi)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
+        trust_caller(self.self_attn, self.cross_attn, self.ffn)  # forward checks the stream, memory and masks once
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -333,8 +335,24 @@ class DecoderLayer(nn.Module):
             TypeError / ValueError: if ``x`` or ``memory`` is not a floating-point ``(B, *, D)`` tensor of the
                 parameters' dtype; see :class:`MultiHeadAttention` for the masks.
         """
-        self.check_inputs(x, memory, self_mask, memory_mask, cache=cache)
-        return self._forward(x, memory, self_mask, memory_mask, cache=cache)
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            self.check_inputs(x, memory, self_mask, memory_mask, cache=cache)
+        self_cache, cross_cache = (None, None) if cache is None else cache
+        if self.norm_first:
+            h = self.norm1(x)
+            attn, self_weights = self.self_attn(h, h, h, self_mask, cache=self_cache)
+            x = x + self.dropout1(attn)  # (B, L, D)
+            h = self.norm2(x)
+            attn, cross_weights = self.cross_attn(h, memory, memory, memory_mask, cache=cross_cache)
+            x = x + self.dropout2(attn)  # (B, L, D)
+            x = x + self.dropout3(self.ffn(self.norm3(x)))  # (B, L, D)
+        else:
+            attn, self_weights = self.self_attn(x, x, x, self_mask, cache=self_cache)
+            x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
+            attn, cross_weights = self.cross_attn(x, memory, memory, memory_mask, cache=cross_cache)
+            x = self.norm2(x + self.dropout2(attn))  # (B, L, D)
+            x = self.norm3(x + self.dropout3(self.ffn(x)))  # (B, L, D)
+        return x, self_weights, cross_weights
 
     def check_inputs(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
                      memory_mask: Tensor | None = None, *, cache: tuple[KVCache, KVCache] | None = None) -> None:
@@ -344,26 +362,6 @@ class DecoderLayer(nn.Module):
         self_cache, cross_cache = (None, None) if cache is None else cache
         self.self_attn.check_inputs(x, x, x, self_mask, cache=self_cache)
         self.cross_attn.check_inputs(x, memory, memory, memory_mask, cache=cross_cache)
-
-    def _forward(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
-                 memory_mask: Tensor | None = None, *, cache: tuple[KVCache, KVCache] | None = None) -> tuple[Tensor, Tensor, Tensor]:
-        """:meth:`forward` without its checks: what :class:`Decoder` runs for every layer."""
-        self_cache, cross_cache = (None, None) if cache is None else cache
-        if self.norm_first:
-            h = self.norm1(x)
-            attn, self_weights = self.self_attn._forward(h, h, h, self_mask, cache=self_cache)
-            x = x + self.dropout1(attn)  # (B, L, D)
-            h = self.norm2(x)
-            attn, cross_weights = self.cross_attn._forward(h, memory, memory, memory_mask, cache=cross_cache)
-            x = x + self.dropout2(attn)  # (B, L, D)
-            x = x + self.dropout3(self.ffn._forward(self.norm3(x)))  # (B, L, D)
-        else:
-            attn, self_weights = self.self_attn._forward(x, x, x, self_mask, cache=self_cache)
-            x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
-            attn, cross_weights = self.cross_attn._forward(x, memory, memory, memory_mask, cache=cross_cache)
-            x = self.norm2(x + self.dropout2(attn))  # (B, L, D)
-            x = self.norm3(x + self.dropout3(self.ffn._forward(x)))  # (B, L, D)
-        return x, self_weights, cross_weights
 
     @classmethod
     def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderLayer:
@@ -415,6 +413,8 @@ class Encoder(nn.Module):
         ValueError / TypeError: if ``num_layers`` is not a positive int, or as :class:`EncoderLayer`.
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     def __init__(
         self,
         num_layers: int,
@@ -440,6 +440,7 @@ class Encoder(nn.Module):
                          layer_norm_eps=layer_norm_eps, bias=bias, rope=rope, alibi=alibi)
             for _ in range(num_layers)
         )
+        trust_caller(*self.layers)  # forward checks the first layer's inputs; each later one gets a layer's output
         self.final_norm = _final_norm(d_model, layer_norm_eps, bias, norm_first, final_norm)
 
     def forward(
@@ -456,17 +457,12 @@ class Encoder(nn.Module):
             TypeError / ValueError: as :class:`EncoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
                 :class:`KVCache` per layer.
         """
-        _check_cache_count(cache, len(self.layers), "one KVCache per layer")
-        self.layers[0].check_inputs(x, mask, cache=None if cache is None else cache[0], positions=positions)
-        return self._forward(x, mask, cache=cache, positions=positions)
-
-    def _forward(self, x: Tensor, mask: Tensor | None = None, *, cache: list[KVCache] | None = None,
-                 positions: Tensor | None = None) -> tuple[Tensor, list[Tensor]]:
-        """:meth:`forward` without its checks: every layer trusts the first layer's checked inputs (the models
-        call this after checking their tokens)."""
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            _check_cache_count(cache, len(self.layers), "one KVCache per layer")
+            self.layers[0].check_inputs(x, mask, cache=None if cache is None else cache[0], positions=positions)
         all_weights = []
         for i, layer in enumerate(self.layers):
-            x, weights = layer._forward(x, mask, cache=None if cache is None else cache[i], positions=positions)
+            x, weights = layer(x, mask, cache=None if cache is None else cache[i], positions=positions)
             all_weights.append(weights)
         if self.final_norm is not None:
             x = self.final_norm(x)
@@ -486,6 +482,8 @@ class Decoder(nn.Module):
     Raises:
         ValueError / TypeError: if ``num_layers`` is not a positive int, or as :class:`DecoderLayer`.
     """
+
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
 
     def __init__(
         self,
@@ -512,6 +510,7 @@ class Decoder(nn.Module):
                          layer_norm_eps=layer_norm_eps, bias=bias, rope=rope, alibi=alibi)
             for _ in range(num_layers)
         )
+        trust_caller(*self.layers)  # forward checks the first layer's inputs; each later one gets a layer's output
         self.final_norm = _final_norm(d_model, layer_norm_eps, bias, norm_first, final_norm)
 
     def new_cache(self) -> list[tuple[KVCache, KVCache]]:
@@ -533,18 +532,15 @@ class Decoder(nn.Module):
             TypeError / ValueError: as :class:`DecoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
                 ``(self, cross)`` pair of caches per layer.
         """
-        _check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
-        self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
-        return self._forward(x, memory, self_mask, memory_mask, cache=cache)
-
-    def _forward(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
-                 memory_mask: Tensor | None = None, *, cache: list[tuple[KVCache, KVCache]] | None = None) -> tuple[Tensor, list[Tensor], list[Tensor]]:
-        """:meth:`forward` without its checks (the models call this after checking their tokens)."""
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            _check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
+            self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.layers):
-            x, sw, cw = layer._forward(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[i])
+            x, sw, cw = layer(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[i])
             self_weights.append(sw)
             cross_weights.append(cw)
         if self.final_norm is not None:
             x = self.final_norm(x)
         return x, self_weights, cross_weights
+

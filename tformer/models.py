@@ -37,6 +37,7 @@ from tformer._checks import (
     check_tensor,
     check_tokens,
     check_type,
+    trust_caller,
 )
 from tformer.attention import KVCache
 from tformer.decoding import CachedGenerationMixin, beam_search, greedy_decode
@@ -397,6 +398,8 @@ class Transformer(nn.Module):
         # rope reaches the self-attention of both stacks, never the decoder's cross-attention
         self.encoder = Encoder(config.num_encoder_layers, **_stack_settings(config), rope=rope)
         self.decoder = Decoder(config.num_decoder_layers, **_stack_settings(config), rope=rope)
+        # encode and decode check the tokens (and caches) once; what they call runs trusted
+        trust_caller(self.encoder, self.decoder, *([] if self.positional is None else [self.positional]))
         self.output = nn.Linear(config.d_model, config.tgt_vocab_size)
         init_weights(self, config.init)
         if config.share_embeddings:  # §3.4: one matrix embeds both languages
@@ -438,7 +441,7 @@ class Transformer(nn.Module):
     def _embed(self, embedding: nn.Embedding, tokens: Tensor, offset: int) -> Tensor:
         x = embedding(tokens) * math.sqrt(self.config.d_model)  # (B, L, D)
         if self.positional is not None:
-            x = self.positional._forward(x, offset)  # (B, L, D)
+            x = self.positional(x, offset)  # (B, L, D)
         return self.dropout(x)
 
     @property
@@ -449,7 +452,7 @@ class Transformer(nn.Module):
     def _encode(self, src: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
         src_padding = src != self.pad_id  # (B, S) True at real tokens
         x = self._embed(self.src_embed, src, 0)  # (B, S, D)
-        memory, weights = self.encoder._forward(x, src_padding[:, None, None, :])  # (B, S, D); mask (B, 1, 1, S)
+        memory, weights = self.encoder(x, src_padding[:, None, None, :])  # (B, S, D); mask (B, 1, 1, S)
         return memory, src_padding, weights
 
     def encode(self, src: Tensor) -> Tensor:
@@ -472,7 +475,7 @@ class Transformer(nn.Module):
             self_mask = causal_mask(L, past + L, device=tgt_in.device) if L > 1 else None
         memory_mask = None if src_padding is None else src_padding[:, None, None, :]  # (B, 1, 1, S)
         y = self._embed(self.tgt_embed, tgt_in, past)  # (B, L, D)
-        y, self_w, cross_w = self.decoder._forward(y, memory, self_mask, memory_mask, cache=cache)  # (B, L, D)
+        y, self_w, cross_w = self.decoder(y, memory, self_mask, memory_mask, cache=cache)  # (B, L, D)
         return self.output(y), self_w, cross_w  # (B, L, V_tgt)
 
     def decode(
@@ -566,6 +569,7 @@ class _TokenStack(nn.Module):
         self.positional, rope = _positions(config)
         self.dropout = nn.Dropout(config.dropout)
         self.encoder = Encoder(config.num_layers, **_stack_settings(config), rope=rope)
+        trust_caller(self.encoder, *([] if self.positional is None else [self.positional]))  # the models check
 
     def check(self, tokens: Tensor, cache: list[KVCache] | None = None) -> None:
         """The models' checks of their input, once, before :meth:`forward` runs unchecked."""
@@ -585,9 +589,9 @@ class _TokenStack(nn.Module):
             mask = padding if mask is None else mask & padding
         x = self.embed(tokens) * math.sqrt(config.d_model)  # (B, L, D)
         if self.positional is not None:
-            x = self.positional._forward(x, past)  # (B, L, D)
+            x = self.positional(x, past)  # (B, L, D)
         positions = torch.arange(past, past + L, device=tokens.device)  # (L,) used by RoPE
-        return self.encoder._forward(self.dropout(x), mask, cache=cache, positions=positions)
+        return self.encoder(self.dropout(x), mask, cache=cache, positions=positions)
 
 
 class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):

@@ -93,6 +93,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         dimension, or a negative ``offset``.
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     pe: Tensor
 
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
@@ -105,11 +107,9 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``dropout(x + PE[offset : offset + L])``; ``offset`` is the first position (cached decoding)."""
-        check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
-        return self._forward(x, check_int("offset", offset, 0))
-
-    def _forward(self, x: Tensor, offset: int) -> Tensor:
-        """:meth:`forward` without its checks (the models check their tokens at the door)."""
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
+            offset = check_int("offset", offset, 0)
         end = offset + x.shape[-2]
         if end > self.pe.shape[0]:
             table = sinusoidal_positional_encoding(
@@ -141,6 +141,8 @@ class LearnedPositionalEmbedding(nn.Module):
             non-int sizes or a ``std`` that is not a number.
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     keeps_own_init = True  # the N(0, 0.02²) start is part of the design, not a placeholder for Xavier
 
     def __init__(self, max_len: int, d_model: int, *, std: float = 0.02) -> None:
@@ -156,17 +158,14 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Return ``x + E[offset : offset + L]``; ``offset`` is the first position (cached decoding)."""
-        check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
-        offset = check_int("offset", offset, 0)
-        end = offset + x.shape[-2]
-        if end > self.max_len:
-            raise ValueError(
-                f"x: expected positions offset + L <= max_len={self.max_len}, got {offset} + {x.shape[-2]} = {end}"
-            )
-        return self._forward(x, offset)
-
-    def _forward(self, x: Tensor, offset: int) -> Tensor:
-        """:meth:`forward` without its checks (the models check their tokens' length at the door)."""
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
+            offset = check_int("offset", offset, 0)
+            end = offset + x.shape[-2]
+            if end > self.max_len:
+                raise ValueError(
+                    f"x: expected positions offset + L <= max_len={self.max_len}, got {offset} + {x.shape[-2]} = {end}"
+                )
         end = offset + x.shape[-2]
         return x + self.embedding.weight[offset:end].to(x.dtype)  # (B, L, D), x's dtype as the sinusoidal table
 
@@ -199,6 +198,8 @@ class RotaryEmbedding(nn.Module):
         TypeError: ``base`` not a number; non-integer ``positions``; non-float ``x``.
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     def __init__(self, head_dim: int, base: float = 10000.0, max_len: int = 512) -> None:
         super().__init__()
         head_dim = check_int("head_dim", head_dim, 1)
@@ -210,12 +211,9 @@ class RotaryEmbedding(nn.Module):
 
     def forward(self, x: Tensor, positions: Tensor) -> Tensor:
         """Rotate ``x`` (queries or keys) to its ``positions``."""
-        check_tensor("x", x, "float", "(..., L, Dh)", Dh=self.head_dim)
-        check_tensor("positions", positions, "int", "(L,)", L=x.shape[-2])
-        return self._forward(x, positions)
-
-    def _forward(self, x: Tensor, positions: Tensor) -> Tensor:
-        """:meth:`forward` without its checks (attention checks its inputs where a user calls in)."""
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            check_tensor("x", x, "float", "(..., L, Dh)", Dh=self.head_dim)
+            check_tensor("positions", positions, "int", "(L,)", L=x.shape[-2])
         # cos and sin of m·θ_j for the positions asked for, in float64 and rounded once to x's dtype. Computed
         # per call (L·Dh/2 numbers) rather than read from a table, which would have to grow to the largest
         # position: reading that position from an accelerator would stall the host on every call.

@@ -94,3 +94,29 @@ def test_a_layer_called_alone_still_checks_its_input() -> None:
     layer = tformer.EncoderLayer(8, 2, 16)
     with pytest.raises(ValueError, match=r"x: expected shape \(B, \*, D=8\)"):
         layer(torch.zeros(2, 3, 6))
+
+
+@pytest.mark.parametrize("family", sorted(ENTRY_CHECKS))
+def test_every_trusted_module_still_runs_through_its_hooks(family: str) -> None:
+    """Trusted calls go through ``nn.Module.__call__``: a forward hook on each trusted module sees it run.
+
+    Tracing (chapter 09's ShapeTrace) and FSDP's per-layer gathers (chapter 15) rely on those hooks; calling a
+    layer's unchecked body directly, as an earlier version of this change did, skips them.
+    """
+    model, inputs = _build(family, 2)
+    trusted = {name for name, m in model.named_modules() if getattr(m, "checked_by_caller", False)}
+    ran: set[str] = set()
+    for name, module in model.named_modules():
+        if name in trusted:
+            module.register_forward_hook(lambda m, args, out, name=name: ran.add(name))
+    model(*inputs)
+    assert trusted, family
+    assert ran == trusted, f"{family}: hooks never ran on {sorted(trusted - ran)}"
+
+
+def test_the_owner_marks_what_it_checks_for() -> None:
+    model = Transformer(V, V, d_model=16, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=32)
+    trusted = {name for name, m in model.named_modules() if getattr(m, "checked_by_caller", False)}
+    assert {"encoder", "decoder", "positional", "decoder.layers.1", "decoder.layers.1.cross_attn",
+            "encoder.layers.0.ffn"} <= trusted
+    assert not tformer.EncoderLayer(8, 2, 16).checked_by_caller  # built alone, it checks its input

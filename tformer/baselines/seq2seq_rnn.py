@@ -23,7 +23,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from tformer._checks import check_bos_eos, check_choice, check_ids, check_int, check_tensor
+from tformer._checks import check_bos_eos, check_choice, check_ids, check_int, check_tensor, trust_caller
 
 __all__ = ["BahdanauAttention", "Seq2SeqRNN", "Seq2SeqRNNConfig"]
 
@@ -52,6 +52,8 @@ class BahdanauAttention(nn.Module):
     Translate", §3.1 and Appendix A.1.2.
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int) -> None:
         super().__init__()
         for name, value in (("query_dim", query_dim), ("key_dim", key_dim), ("attn_dim", attn_dim)):
@@ -68,25 +70,20 @@ class BahdanauAttention(nn.Module):
         self, query: Tensor, keys: Tensor, mask: Tensor | None = None, *, projected_keys: Tensor | None = None
     ) -> tuple[Tensor, Tensor]:
         """Context and weights for each query; shapes, masking and errors as in the class docstring."""
-        q = query.unsqueeze(1) if query.dim() == 2 else query  # (B, L, Dq)
-        if q.dim() != 3 or q.shape[-1] != self.w_query.in_features:
-            raise ValueError(
-                f"query: expected (B, Dq) or (B, L, Dq) with Dq={self.w_query.in_features}, got {tuple(query.shape)}"
-            )
-        B = q.shape[0]
-        check_tensor("keys", keys, "float", "(B, S, Dk)", B=B, Dk=self.w_key.in_features)
-        S = keys.shape[1]
-        if mask is not None:
-            check_tensor("mask", mask, "bool")
-            m = mask.unsqueeze(1) if mask.dim() == 2 else mask  # (B, 1, S) or (B, L, S)
-            if m.dim() != 3 or m.shape[0] != B or m.shape[-1] != S or m.shape[1] not in (1, q.shape[1]):
-                raise ValueError(f"mask: expected (B, S) or (B, L, S) with B={B}, S={S}, got {tuple(mask.shape)}")
-        return self._forward(query, keys, mask, projected_keys=projected_keys)
-
-    def _forward(
-        self, query: Tensor, keys: Tensor, mask: Tensor | None = None, *, projected_keys: Tensor | None = None
-    ) -> tuple[Tensor, Tensor]:
-        """:meth:`forward` without its checks: what :class:`Seq2SeqRNN` runs at every decoder step."""
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            q = query.unsqueeze(1) if query.dim() == 2 else query  # (B, L, Dq)
+            if q.dim() != 3 or q.shape[-1] != self.w_query.in_features:
+                raise ValueError(
+                    f"query: expected (B, Dq) or (B, L, Dq) with Dq={self.w_query.in_features}, got {tuple(query.shape)}"
+                )
+            B = q.shape[0]
+            check_tensor("keys", keys, "float", "(B, S, Dk)", B=B, Dk=self.w_key.in_features)
+            S = keys.shape[1]
+            if mask is not None:
+                check_tensor("mask", mask, "bool")
+                m = mask.unsqueeze(1) if mask.dim() == 2 else mask  # (B, 1, S) or (B, L, S)
+                if m.dim() != 3 or m.shape[0] != B or m.shape[-1] != S or m.shape[1] not in (1, q.shape[1]):
+                    raise ValueError(f"mask: expected (B, S) or (B, L, S) with B={B}, S={S}, got {tuple(mask.shape)}")
         single = query.dim() == 2
         q = query.unsqueeze(1) if single else query  # (B, L, Dq)
         k = self.project_keys(keys) if projected_keys is None else projected_keys  # (B, S, A)
@@ -200,6 +197,8 @@ class Seq2SeqRNN(nn.Module):
         self.attention = (
             BahdanauAttention(hidden_size, hidden_size, attn_dim or hidden_size) if attention == "bahdanau" else None
         )
+        if self.attention is not None:
+            trust_caller(self.attention)  # forward checks the ids and the mask once
         self.output = nn.Linear(2 * hidden_size, tgt_vocab_size)
 
     # --- checks ---------------------------------------------------------------------------------------------
@@ -258,7 +257,7 @@ class Seq2SeqRNN(nn.Module):
         if self.attention is None:
             context = fixed  # (B, H_hid)
         else:
-            context, weights = self.attention._forward(self._hidden(state), enc_out, src_mask, projected_keys=keys)
+            context, weights = self.attention(self._hidden(state), enc_out, src_mask, projected_keys=keys)
         step_in = torch.cat([self.tgt_embedding(y_prev), context], dim=-1).unsqueeze(1)  # (B, 1, E + H_hid)
         out, state = self.decoder(step_in, state)
         return out[:, 0], context, state, weights

@@ -33,6 +33,7 @@ from tformer._checks import (
     check_self_attention,
     check_tensor,
     check_type,
+    trust_caller,
 )
 from tformer.attention import KVCache, MultiHeadAttention, merge_heads, split_heads
 from tformer.functional import attend
@@ -99,6 +100,8 @@ class GroupedQueryAttention(nn.Module):
             or ``rope`` is not a RotaryEmbedding of width Dh.
     """
 
+    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
+
     def __init__(
         self,
         d_model: int,
@@ -124,6 +127,8 @@ class GroupedQueryAttention(nn.Module):
             got = rope.head_dim if isinstance(rope, RotaryEmbedding) else type(rope).__name__
             raise ValueError(f"rope: expected a RotaryEmbedding with head_dim Dh = D / H = {self.head_dim}, got {got}")
         self.rope = rope
+        if rope is not None:
+            trust_caller(rope)  # forward checks the positions; q and k are built here
         kv_width = num_kv_heads * self.head_dim
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, kv_width, bias=bias)
@@ -160,27 +165,8 @@ class GroupedQueryAttention(nn.Module):
                 of another batch B included), or a bad mask; ValueError with ``rope`` when ``key`` is not
                 ``query`` (cross-attention, refused as :class:`~tformer.attention.MultiHeadAttention` does).
         """
-        self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
-        return self._forward(query, key, value, mask, cache=cache, positions=positions)
-
-    def check_inputs(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
-                     cache: KVCache | None = None, positions: Tensor | None = None) -> None:
-        """What :meth:`forward` checks, once: a 2024 block runs this, then ``_forward`` (see forward's Raises)."""
-        check_query_key_value(query, key, value, self.w_q.weight)
-        B, L, _ = query.shape
-        if self.rope is not None:
-            if key.shape[1] != L:
-                raise ValueError(f"rope: query length L ({L}) must equal key length S ({key.shape[1]})")
-            check_self_attention("rope", query, key)  # as in MultiHeadAttention
-            if positions is not None:
-                check_tensor("positions", positions, "int", "(L,)", L=L)
-        if mask is not None:
-            S = key.shape[1] + (0 if cache is None else len(cache))
-            attention_mask_for_heads(mask, B, self.num_heads, L, S)
-
-    def _forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
-                 cache: KVCache | None = None, positions: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """:meth:`forward` without its checks: what a layer runs after checking its own inputs."""
+        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+            self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
         B, L, _ = query.shape
         Hkv, R, Dh = self.num_kv_heads, self.group_size, self.head_dim
         q = self.w_q(query).view(B, L, Hkv, R, Dh).permute(0, 2, 3, 1, 4)  # (B, H_kv, R, L, Dh)
@@ -190,8 +176,8 @@ class GroupedQueryAttention(nn.Module):
             if positions is None:
                 past = 0 if cache is None else len(cache)
                 positions = torch.arange(past, past + L, device=query.device)  # (L,)
-            q = self.rope._forward(q, positions)  # (B, H_kv, R, L, Dh): every query head rotated alike
-            k = self.rope._forward(k, positions)  # (B, H_kv, L, Dh): rotated once, before it is cached
+            q = self.rope(q, positions)  # (B, H_kv, R, L, Dh): every query head rotated alike
+            k = self.rope(k, positions)  # (B, H_kv, L, Dh): rotated once, before it is cached
         if cache is not None:
             k, v = cache.update(k, v)  # (B, H_kv, S, Dh)
         S = k.shape[-2]
@@ -206,6 +192,21 @@ class GroupedQueryAttention(nn.Module):
         context, weights = attend(q, k[:, :, None], v[:, :, None], mask, dropout_p)  # (B, H_kv, R, L, Dh), (B, H_kv, R, L, S)
         context = context.permute(0, 3, 1, 2, 4).reshape(B, L, self.d_model)  # (B, L, D): heads concatenated
         return self.w_o(context), weights.reshape(B, self.num_heads, L, S)  # (B, L, D), (B, H, L, S)
+
+    def check_inputs(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *,
+                     cache: KVCache | None = None, positions: Tensor | None = None) -> None:
+        """What :meth:`forward` checks, once: a 2024 block runs this, then calls in trusted (see forward's Raises)."""
+        check_query_key_value(query, key, value, self.w_q.weight)
+        B, L, _ = query.shape
+        if self.rope is not None:
+            if key.shape[1] != L:
+                raise ValueError(f"rope: query length L ({L}) must equal key length S ({key.shape[1]})")
+            check_self_attention("rope", query, key)  # as in MultiHeadAttention
+            if positions is not None:
+                check_tensor("positions", positions, "int", "(L,)", L=L)
+        if mask is not None:
+            S = key.shape[1] + (0 if cache is None else len(cache))
+            attention_mask_for_heads(mask, B, self.num_heads, L, S)
 
     @classmethod
     def from_multi_head(cls, mha: MultiHeadAttention, num_kv_heads: int) -> GroupedQueryAttention:
