@@ -382,11 +382,85 @@ _ = results.record("band_factor", full / (4 * 256 * 16 * 64))
 # out_i = Σ_j (φ(q_i)·φ(k_j)) v_j / Σ_j φ(q_i)·φ(k_j) = φ(q_i)ᵀ [Σ_j φ(k_j) v_jᵀ] / φ(q_i)ᵀ [Σ_j φ(k_j)].
 #
 # The bracket is one Dh × Dv matrix shared by every query, computed once in O(n·Dh·Dv): no n × n matrix at
-# all. First the check that `tformer.variants.efficient.linear_attention` is the same weighted average as the
+# all. The figure shows both orders to scale (without the normalising sum); look at the matrix after
+# each = sign. Left to right builds n × n weights: the FLOPs grow as n². φ(K)ᵀV first builds the Dh × Dv
+# bracket, one size for every n: the FLOPs grow as n. A softmax allows only the first order, as exp(q_i·k_j)
+# does not split into a factor of q_i times one of k_j.
+
+# %%
+from tformer.variants.efficient import elu_feature_map
+
+
+def both_orders(n, dh=8):
+    """Linear attention's numerator for n positions in the two orders (float64, without the normalising sum).
+
+    Returns, per order: the output, the shape of the matrix in the middle and the FLOPs torch counts."""
+    gen = torch.Generator().manual_seed(0)  # its own generator: the chapter's random stream is left untouched
+    q_o, k_o, v_o = (torch.randn(n, dh, generator=gen, dtype=torch.float64) for _ in range(3))  # (n, Dh)
+    phi_q, phi_k = elu_feature_map(q_o), elu_feature_map(k_o)
+    orders = {}
+    for name, first, second in (("(φ(Q)φ(K)ᵀ)V", lambda: phi_q @ phi_k.T, lambda m: m @ v_o),
+                                ("φ(Q)(φ(K)ᵀV)", lambda: phi_k.T @ v_o, lambda m: phi_q @ m)):
+        with FlopCounterMode(display=False) as counter:
+            middle = first()  # (n, n) in the first order, (Dh, Dv) in the second
+            out = second(middle)  # (n, Dv)
+        orders[name] = {"out": out, "middle": tuple(middle.shape), "flops": counter.get_total_flops()}
+    return orders
+
+
+N_O, DH_O = 32, 8
+orders, doubled = both_orders(N_O, DH_O), both_orders(2 * N_O, DH_O)
+left_first, right_first = orders.values()
+assert torch.allclose(left_first["out"], right_first["out"], atol=1e-6)
+assert left_first["middle"] == (N_O, N_O) and right_first["middle"] == (DH_O, DH_O)
+
+colour = {role: diagrams.PALETTE[role] for role in ("query", "key", "value", "cache", "state")}
+fig, ax = plt.subplots(figsize=(7.5, 3.6))
+
+
+def matrix(x, y_mid, rows, cols, role, label, sign=None):
+    """A rows × cols matrix drawn to scale (one unit per number), its left edge at x, centred on y_mid; then
+    `sign` (· or =) after it. Returns where the next matrix starts."""
+    edge, fill = colour[role]
+    ax.add_patch(plt.Rectangle((x, y_mid - rows / 2), cols, rows, edgecolor=edge, facecolor=fill, lw=1.2))
+    if cols >= 12 or rows >= 12:  # the label fits inside, turned to run along a tall, narrow matrix
+        ax.text(x + cols / 2, y_mid, label, ha="center", va="center", fontsize=8,
+                rotation=90 if cols < rows else 0)
+    else:
+        ax.text(x + cols / 2, y_mid - rows / 2 - 1.5, label, ha="center", va="top", fontsize=8)
+    if sign:
+        ax.text(x + cols + 3.5, y_mid, sign, ha="center", va="center", fontsize=14)
+    return x + cols + 7
+
+
+for (name, order), y_mid in zip(orders.items(), (N_O * 1.5 + 10, N_O / 2), strict=True):
+    a, b = order["middle"]
+    if order is left_first:  # φ(Q) · φ(K)ᵀ = the n × n weights, then · V
+        x = matrix(0, y_mid, N_O, DH_O, "query", "φ(Q): n × Dh", "·")
+        x = matrix(x, y_mid, DH_O, N_O, "key", "φ(K)ᵀ: Dh × n", "=")
+        matrix(x, y_mid, a, b, "cache", "n × n")
+        then = "then · V → the n × Dv output"
+    else:  # φ(K)ᵀ · V = the Dh × Dv memory, then φ(Q) ·
+        x = matrix(0, y_mid, DH_O, N_O, "key", "φ(K)ᵀ: Dh × n", "·")
+        x = matrix(x, y_mid, N_O, DH_O, "value", "V: n × Dv", "=")
+        matrix(x, y_mid, a, b, "state", "Dh × Dv")
+        then = "then φ(Q) · it → the n × Dv output"
+    ratio = doubled[name]["flops"] / order["flops"]
+    ax.text(x + N_O + 5, y_mid, f"{name}\nmiddle: {a}×{b} = {a * b:,} numbers\n{then}\n"
+            f"{order['flops']:,} FLOPs, ×{ratio:g} when n doubles", ha="left", va="center", fontsize=9)
+ax.set_xlim(-1, 160)
+ax.set_ylim(-2, 2 * N_O + 12)
+ax.set_aspect("equal")
+ax.axis("off")
+ax.set_title(f"One product, two orders (n = {N_O}, Dh = Dv = {DH_O}, drawn to scale)", fontsize=10)
+plt.show()
+
+# %% [markdown]
+# Now the check that `tformer.variants.efficient.linear_attention` is the same weighted average as the
 # quadratic form written with an explicit n × n weight matrix (causal and not), in float64:
 
 # %%
-from tformer.variants.efficient import elu_feature_map, linear_attention
+from tformer.variants.efficient import linear_attention
 
 seed_everything(0)
 q, k, v = (torch.randn(2, 4, 12, 8, dtype=torch.float64) for _ in range(3))
@@ -542,7 +616,73 @@ torch.testing.assert_close(fused, reference, atol=1e-5, rtol=1e-5)
 torch.testing.assert_close(blocked, reference, atol=1e-5, rtol=1e-5)
 
 # %% [markdown]
-# The same numbers, to float32 rounding. Now the memory each one holds at its peak
+# The same numbers, to float32 rounding. The figure follows the loop for one query. Left: its scores and the
+# running maximum. Right: the running sum after each block; where the maximum rose, the sum so far (and
+# `out`) was first multiplied by `correction` (grey arrow). The last bar ends on the full softmax's sum.
+
+# %%
+# One query's scores against the first 16 keys, visited in blocks of 4 as `attention_in_blocks` does. The
+# query is the first whose running maximum rises in blocks 2 and 4 but not in block 3, so both cases appear.
+BLOCK_F, KEYS_F = 4, 16
+first_scores = (q[0] @ k[0, :, :KEYS_F].transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (H, L, 16)
+max_so_far = first_scores.unflatten(-1, (-1, BLOCK_F)).amax(dim=-1).cummax(dim=-1).values  # (H, L, 4)
+rises = max_so_far[..., 1:] > max_so_far[..., :-1]  # (H, L, 3)
+head_f, query_f = (rises == torch.tensor([True, False, True])).all(dim=-1).nonzero()[0].tolist()
+scores_f = first_scores[head_f, query_f]  # (16,)
+
+running_max, running_sum = torch.tensor(float("-inf")), torch.tensor(0.0)
+maxes, corrections, shares = [], [], []  # shares[b][j]: block j's part of the running sum after block b
+for start in range(0, KEYS_F, BLOCK_F):
+    block_scores = scores_f[start : start + BLOCK_F]
+    new_max = torch.maximum(running_max, block_scores.max())
+    correction = torch.exp(running_max - new_max)  # 0 at the first block, where the sum is still 0
+    p = torch.exp(block_scores - new_max)
+    running_sum = running_sum * correction + p.sum()
+    shares.append([s * correction for s in (shares[-1] if shares else [])] + [p.sum()])
+    maxes.append(new_max.item())
+    corrections.append(correction.item())
+    running_max = new_max
+full_sum = torch.exp(scores_f - scores_f.max()).sum()  # the softmax's denominator, all 16 scores at once
+assert torch.allclose(running_sum, full_sum, atol=1e-6)
+assert torch.allclose(sum(shares[-1]), full_sum, atol=1e-6)
+q_f, k_f, v_f = q[0, head_f, query_f][None], k[0, head_f, :KEYS_F], v[0, head_f, :KEYS_F]  # (1, Dh), (16, Dh)
+assert torch.allclose(attention_in_blocks(q_f, k_f, v_f, block=BLOCK_F), torch.softmax(scores_f, -1) @ v_f,
+                      atol=1e-6)
+
+fig, (ax_s, ax_l) = plt.subplots(1, 2, figsize=(8, 3.2), gridspec_kw={"width_ratios": [1.5, 1]})
+block_colours = [f"C{b}" for b in range(KEYS_F // BLOCK_F)]
+ax_s.bar(range(KEYS_F), scores_f.numpy(), color=[block_colours[j // BLOCK_F] for j in range(KEYS_F)])
+for b, m in enumerate(maxes):
+    ax_s.hlines(m, b * BLOCK_F - 0.5, (b + 1) * BLOCK_F - 0.5, color="k",
+                label="running max after the block" if b == 0 else None)
+    ax_s.text((b + 0.5) * BLOCK_F - 0.5, m + 0.08, f"{m:.2f}", ha="center", va="bottom", fontsize=8)
+ax_s.axhline(0, color="grey", lw=0.6)
+ax_s.set_xticks([(b + 0.5) * BLOCK_F - 0.5 for b in range(len(maxes))],
+                labels=[f"block {b + 1}" for b in range(len(maxes))])
+ax_s.set_ylabel("score q·k / √Dh")
+ax_s.set_ylim(top=max(maxes) + 0.6)
+ax_s.set_title(f"One query's {KEYS_F} scores, {BLOCK_F} keys per block", fontsize=10)
+ax_s.legend(loc="lower left", fontsize=8)
+for b, parts in enumerate(shares):
+    bottom = 0.0
+    for j, part in enumerate(parts):
+        ax_l.bar(b + 1, part.item(), bottom=bottom, color=block_colours[j], width=0.6, edgecolor="white")
+        bottom += part.item()
+    if b > 0:  # the sum so far, multiplied by the correction before this block's terms are added
+        before, after = sum(shares[b - 1]).item(), sum(shares[b][:-1]).item()
+        ax_l.annotate("", xy=(b + 0.7, after), xytext=(b + 0.3, before),
+                      arrowprops={"arrowstyle": "->", "color": "grey"})
+        ax_l.text(b + 0.5, max(before, after) + 0.08, f"×{corrections[b]:.2f}", ha="center", fontsize=8)
+ax_l.axhline(full_sum.item(), color="k", ls="--", lw=1)
+ax_l.text(0.55, full_sum.item() + 0.08, "sum of the full softmax", fontsize=8, va="bottom")
+ax_l.set_xticks(range(1, len(shares) + 1), labels=[f"after {b}" for b in range(1, len(shares) + 1)])
+ax_l.set_ylabel("running sum of exp(s − running max)")
+ax_l.set_ylim(0, full_sum.item() * 1.15)
+ax_l.set_title("Running sum, coloured by block", fontsize=10)
+plt.show()
+
+# %% [markdown]
+# Now the memory each one holds at its peak
 # (`peak_tensor_bytes`, chapter 13: bytes of tensors the operators return, counted exactly; scratch memory a
 # fused kernel uses internally is invisible to it, and it is small by design):
 
@@ -770,13 +910,71 @@ print(f"n = {n_s}: loop {n_s} dependent steps, scan {rounds} rounds; results equ
 _ = results.record("scan_rounds", rounds)
 
 # %% [markdown]
-# **10**<!-- result: scan_rounds --> parallel rounds replace 1000 dependent steps. (This simple scan does
-# n·log n work; the work-efficient form Mamba's kernel uses does O(n).) At inference such a model is an
-# RNN again: a fixed-size state per layer, O(1) time and memory per token, no KV cache — the property
-# causal linear attention (§4) also has. This is the mechanism the source articles point to: a recurrence
-# that stays linear can be trained in parallel. Mamba's selective parameterisation, its hardware-aware
-# kernel and its reported quality against Transformers are the paper's claims; a laptop-sized notebook
-# cannot check them.
+# **10**<!-- result: scan_rounds --> parallel rounds replace 1000 dependent steps. The figure shows both at
+# eight positions. Top: the loop, each h_t waiting for h_{t−1}, as in an RNN. Below: the scan; in each round
+# every position combines with an earlier one. A box lists the steps it has composed, and holds its final h_t
+# once they start at step 1.
+
+# %%
+# Which steps each position has composed, round by round, in the scan above (the pair (first, last) of the
+# steps folded into it): position t holds its final h_t once its span starts at step 1.
+N_F = 8
+spans = [[(t, t) for t in range(1, N_F + 1)]]  # before the first round: each position holds its own step
+offset = 1
+while offset < N_F:  # the same rounds as recurrence_scan: combine each position with the one `offset` before
+    spans.append([(spans[-1][t - offset][0], last) if t >= offset else (first, last)
+                  for t, (first, last) in enumerate(spans[-1])])
+    offset *= 2
+scan_rounds = len(spans) - 1
+assert spans[-1] == [(1, t) for t in range(1, N_F + 1)] and scan_rounds == math.ceil(math.log2(N_F))
+gen = torch.Generator().manual_seed(0)  # its own generator: the chapter's random stream is left untouched
+a_f, b_f = torch.rand(N_F, 1, generator=gen) * 0.2 + 0.8, torch.randn(N_F, 1, generator=gen)
+h_scan, rounds_f = recurrence_scan(a_f, b_f)
+assert rounds_f == scan_rounds and torch.allclose(h_scan, recurrence_loop(a_f, b_f), atol=1e-6)
+
+state_edge, state_fill = diagrams.PALETTE["state"]
+fig, ax = plt.subplots(figsize=(7.5, 3.6))
+
+
+def box(t, y, label, done):
+    ax.add_patch(plt.Rectangle((t - 0.38, y - 0.25), 0.76, 0.5, edgecolor=state_edge,
+                               facecolor=state_fill if done else "white"))
+    ax.text(t, y, label, ha="center", va="center", fontsize=9)
+
+
+loop_y = scan_rounds + 1.6
+for t in range(1, N_F + 1):
+    box(t, loop_y, f"$h_{t}$", True)
+    if t > 1:
+        ax.annotate("", xy=(t - 0.38, loop_y), xytext=(t - 0.62, loop_y), arrowprops={"arrowstyle": "->"})
+ax.text(0.3, loop_y, f"loop: {N_F} steps,\none after another", ha="right", va="center", fontsize=9)
+for r, row in enumerate(spans):
+    y = scan_rounds - r
+    for t, (first, last) in enumerate(row, start=1):
+        box(t, y, f"{first}–{last}" if first < last else f"{first}", first == 1)
+        if r > 0:
+            ax.plot([t, t], [y + 0.25, y + 0.75], color="grey", lw=0.8)
+            if t > 2 ** (r - 1):
+                ax.annotate("", xy=(t - 0.1, y + 0.25), xytext=(t - 2 ** (r - 1) + 0.1, y + 0.75),
+                            arrowprops={"arrowstyle": "->", "color": diagrams.PALETTE["key"][0]})
+    label = "scan input: step t" if r == 0 else f"round {r}: combine\nwith position t − {2 ** (r - 1)}"
+    ax.text(0.3, y, label, ha="right", va="center", fontsize=9)
+ax.set_xlim(-2.2, N_F + 0.5)
+ax.set_ylim(-0.9, loop_y + 0.4)
+ax.axis("off")
+ax.text(N_F / 2 + 0.5, -0.55, "in a box: the steps it has composed; filled: it holds its final $h_t$",
+        ha="center", va="top", fontsize=8, style="italic")
+ax.set_title(f"$h_t = a_t h_{{t-1}} + b_t$ at {N_F} positions: {N_F} dependent steps or {scan_rounds} rounds",
+             fontsize=10)
+plt.show()
+
+# %% [markdown]
+# This simple scan does n·log n work (count the arrows); the work-efficient form Mamba's kernel uses does
+# O(n). At inference such a model is an RNN again: a fixed-size state per layer, O(1) time and memory per
+# token, no KV cache — the property causal linear attention (§4) also has. This is the mechanism the source
+# articles point to: a recurrence that stays linear can be trained in parallel. Mamba's selective
+# parameterisation, its hardware-aware kernel and its reported quality against Transformers are the paper's
+# claims; a laptop-sized notebook cannot check them.
 
 # %% [markdown]
 # ## 9 · The 2024 block against the 2017 block

@@ -96,9 +96,9 @@ results = Results("15_parallelism")
 # GPUs, gloo on CPUs (and between machines without GPUs). Scripts are usually started with `torchrun`; from a
 # notebook, `tformer.training.distributed.launch` starts N processes, runs one function in each and hands
 # back what each returned. The notebook runs every experiment in N = 2 processes with one thread each,
-# whatever the machine (gloo on the CPU gives the same results everywhere, a Colab GPU runtime too). The
-# cell below checks that this PyTorch has `torch.distributed` with gloo and launches two processes that
-# all-reduce one number; if that fails, it says why and skips the multi-process cells.
+# whatever the machine. The cell below checks that this PyTorch has `torch.distributed` with gloo and
+# launches two processes that all-reduce one number; if that fails, it says why and skips the multi-process
+# cells.
 
 # %% [markdown]
 # <details class="measured"><summary>How the processes are started</summary>
@@ -107,6 +107,8 @@ results = Results("15_parallelism")
 # meets on TCP port 29500, which two runs on one machine would share. `launch` therefore uses
 # `torch.multiprocessing`:
 #
+# - the backend is gloo on the CPU whatever the machine, so the results are the same everywhere, on a Colab
+#   GPU runtime too;
 # - processes are **spawned** (fresh interpreters), so the function they run must be importable: the workers
 #   live in `tformer.training.distributed`, not in this notebook (a notebook's functions cannot be sent to a
 #   spawned process);
@@ -135,14 +137,55 @@ print(f"torch.distributed with gloo: {'available' if CAN_LAUNCH else 'not availa
 # computes its gradient; an **all-reduce** sums the gradients across devices (and DDP divides by N), so every
 # copy takes the same optimizer step and the copies stay identical. `torch.nn.parallel.DistributedDataParallel`
 # (DDP, Li et al. 2020) does this with hooks that all-reduce gradient buckets as soon as backward produces
-# them.
-#
+# them. In the picture, follow a device's column down: its slice of the batch, its copy of the model, its
+# gradient; the columns meet only in the all-reduce.
+
+# %%
+from matplotlib.colors import to_rgba
+from matplotlib.patches import FancyBboxPatch
+
+
+def box(ax, x, y, w, h, text, colour="0.3", fill=None, size=9):
+    """A rounded box with centred text, in data coordinates; ``fill`` defaults to a pale tint of ``colour``."""
+    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.1", linewidth=1.5,
+                                facecolor=fill or to_rgba(colour, 0.12), edgecolor=colour))
+    ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size, linespacing=1.3)
+
+
+def arrow(ax, x1, y1, x2, y2, colour="0.3"):
+    ax.annotate("", xy=(x2, y2), xytext=(x1, y1), arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 1.3})
+
+
+N_PICTURE, ROWS = 4, 16  # devices and batch rows drawn
+row_slices = torch.arange(ROWS).chunk(N_PICTURE)  # the rows each device takes
+assert torch.equal(torch.cat(row_slices), torch.arange(ROWS))  # every row once, on exactly one device
+fig, ax = plt.subplots(figsize=(7, 3.2))
+fig.subplots_adjust(left=0.01, right=0.99, top=0.9, bottom=0.01)
+step = 10 / N_PICTURE  # the width of one device's column
+for k, rows in enumerate(row_slices):
+    colour, left, mid = f"C{k}", k * step + 0.1, (k + 0.5) * step
+    box(ax, left, 5.3, step - 0.2, 0.55, f"batch rows {rows[0]}–{rows[-1]}", colour, size=8.5)
+    arrow(ax, mid, 5.3, mid, 4.85, colour)
+    box(ax, left, 3.1, step - 0.2, 1.75, f"device {k}\nthe whole model\n(same weights w)\nforward, backward\n"
+        f"→ its gradient $g_{k}$", colour, size=8.5)
+    arrow(ax, mid, 3.1, mid, 2.7, colour)
+    arrow(ax, mid, 1.95, mid, 1.55, colour)
+    box(ax, left, 0.45, step - 0.2, 1.1, "optimizer step\nwith $\\bar{g}$ → new w", colour, size=8.5)
+terms = " + ".join(f"$g_{k}$" for k in range(N_PICTURE))
+box(ax, 0.1, 1.95, 10 - 0.2, 0.75, f"all-reduce (sum), then ÷ N:   $\\bar{{g}}$ = ({terms}) / {N_PICTURE}"
+    "   on every device", "0.2", fill="0.92", size=9)
+ax.text(5, 0.12, "every copy takes the same step, so the copies stay identical", ha="center", fontsize=8.5)
+ax.set(xlim=(0, 10), ylim=(0, 5.95))
+ax.axis("off")
+ax.set_title(f"Data parallel (DDP): one batch of {ROWS} rows on N = {N_PICTURE} devices", fontsize=10.5)
+plt.show()
+
+# %% [markdown]
 # The model is a smaller version of chapter 10's running-example translator (`build_translator`: D = 32,
-# H = 4, F = 64, 2 + 2 layers, no dropout, so a forward pass depends only on the weights and the data;
-# chapter 10 trains D = 64, F = 256). The data: five batches of 16 English → Chinese pairs from
-# `tformer.data.corpus`, drawn with chapter 10's `PairBatches` but without its length pools (chapter 10 uses
-# batches of 64); `PairBatches` sorts each batch's rows by length, so a batch's first half holds its shorter
-# sentences.
+# H = 4, F = 64, 2 + 2 layers, no dropout; chapter 10 trains D = 64, F = 256). The data: five batches of 16
+# English → Chinese pairs from `tformer.data.corpus`, drawn with chapter 10's `PairBatches` but without its
+# length pools (chapter 10 uses batches of 64); `PairBatches` sorts each batch's rows by length, so a batch's
+# first half holds its shorter sentences.
 
 # %%
 from tformer.data.corpus import generate_corpus
@@ -239,9 +282,10 @@ if CAN_LAUNCH:
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
-# The gap between the DDP gradient and the whole-batch gradient is taken over every weight and all five
-# steps and asserted to be at most 1e-6 (the printout gives a bound, not the digits: they are rounding
-# noise and change with the thread count). The per-half mean is wrong by up to
+# The translator has no dropout, so a forward pass depends only on the weights and the data, and the two
+# arms can be compared number for number. The gap between the DDP gradient and the whole-batch gradient is
+# taken over every weight and all five steps and asserted to be at most 1e-6 (the printout gives a bound,
+# not the digits: they are rounding noise and change with the thread count). The per-half mean is wrong by up to
 # **0.018**<!-- result: naive_gap --> in some weights on the first batch, and by
 # **0.018**<!-- result: naive_gap_min -->–**0.053**<!-- result: naive_gap_max --> across the five batches at
 # the initial weights — **9**<!-- result: naive_share_min -->–**30**<!-- result: naive_share_max --> % of
@@ -281,10 +325,9 @@ if CAN_LAUNCH:
 
 # %% [markdown]
 # Every weight agrees with one-process training to float32 rounding — except the biases of the key
-# projections, which differ by less than 1e-3. That is not DDP's doing: a bias added to every key shifts
-# all of a query's scores by the same amount, the softmax ignores such a shift, so these biases do not
-# change the model's output at all, and their true gradient is zero. What the computer gets is rounding
-# noise, which Adam turns into small steps whose direction depends on the summation order.
+# projections, which differ by less than 1e-3. That is not DDP's doing: these biases shift all of a query's
+# scores equally, which the softmax ignores, so their true gradient is zero, and Adam turns the rounding
+# noise they get instead into small steps (see below).
 
 # %% [markdown]
 # <details class="measured"><summary>Why the key biases differ (Adam and rounding)</summary>
@@ -315,8 +358,7 @@ if CAN_LAUNCH:
 # process on the whole batch; in one process on half of it (the work each of two processes does); in two
 # processes *without* DDP, each training its own copy on its half (the control: what running two processes
 # side by side costs, with no gradient traffic); and in two DDP processes, each on its half. Then the
-# all-reduce alone, of a buffer as large as all the gradients. Medians over seven repeats after a warm-up,
-# one thread per process.
+# all-reduce alone, of a buffer as large as all the gradients.
 
 # %% tags=["nbval-ignore-output"]
 from tformer.training.distributed import ddp_timing_worker
@@ -348,13 +390,14 @@ if CAN_LAUNCH:
 # Read the numbers before trusting the word "parallel". Two processes can at best halve the step; for a
 # model this small on two shared CPU cores they fall short of that, for three reasons that the last three
 # lines measure one by one: halving the batch need not halve the work, two processes compete for the cores,
-# and DDP adds work of its own. Which of the three dominates changes with the machine and with what else
-# runs on it, so read them in your own output.
+# and DDP adds work of its own.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured, and how to read the three terms</summary>
 #
-# Each term is the difference between two runs that differ in one thing. Two processes can even come out
+# Each time is the median of seven repeats after a warm-up, one thread per process. Each term is the
+# difference between two runs that differ in one thing; which of the three dominates changes with the
+# machine and with what else runs on it, so read them in your own output. Two processes can even come out
 # slower than one. The numbers stored here are one run on one machine, and a rerun prints others; the runs are seconds apart, and on a busy machine the load
 # changes between them, so a term can even come out negative.
 #
@@ -415,12 +458,96 @@ for strategy, gb in paper.items():
 
 # %% [markdown]
 # The paper's **120**<!-- result: paper_ddp_gb --> GB, **31.4**<!-- result: paper_zero1_gb --> GB,
-# **16.6**<!-- result: paper_zero2_gb --> GB and **1.9**<!-- result: paper_zero3_gb --> GB, reproduced
+# **16.6**<!-- result: paper_zero2_gb --> GB and **1.9**<!-- result: paper_zero3_gb --> GB, reproduced.
 # The first stage already gives most of the saving, because 12 of the 16 bytes are optimizer
 # state. What it costs in traffic: an all-reduce is two collectives in a row, a **reduce-scatter** (each of
-# the N devices ends up with the sum of one 1/N slice of the buffer) and an **all-gather** (every device's
-# slice is copied to all); in a ring each device sends (N − 1)/N of the buffer in each, so an all-reduce of Ψ
-# numbers costs 2(N − 1)/N·Ψ per device. Per device and step, in units of Ψ (§7 of the paper):
+# the N devices ends up with the sum of one 1/N chunk) and an **all-gather** (every finished chunk is
+# copied to all). In a ring, each takes N − 1 rounds in which every device sends one chunk to the
+# next, so an all-reduce of Ψ numbers costs 2(N − 1)/N·Ψ per device. The figure simulates four devices:
+# watch one chunk per device grow to the full sum Σ, then the Σs travel round.
+
+# %%
+import copy
+import math
+
+N_RING, CHUNK = 4, 3  # devices in the ring; numbers per chunk (each device's tensor is N_RING chunks)
+g = torch.Generator().manual_seed(0)
+tensors = [torch.randint(0, 10, (N_RING * CHUNK,), generator=g).float() for _ in range(N_RING)]  # exact sums
+chunks = [list(t.chunk(N_RING)) for t in tensors]  # chunks[d][c]: chunk c as device d holds it now
+summed = [[{d} for _ in range(N_RING)] for d in range(N_RING)]  # whose numbers chunks[d][c] adds up
+sent = [0] * N_RING  # chunks each device has sent
+frames = [("start", copy.deepcopy(summed), set())]  # (title, summed, cells just received), for the figure
+
+
+def ring_round(phase: str, s: int) -> None:
+    """Round s of a phase, all devices at once: device d sends one chunk to device d + 1 (mod N)."""
+    add = phase == "reduce-scatter"  # the receiver adds the chunk to its own; in the all-gather it copies it
+    messages = []
+    for d in range(N_RING):
+        c = (d - s) % N_RING if add else (d + 1 - s) % N_RING
+        messages.append(((d + 1) % N_RING, c, chunks[d][c].clone(), set(summed[d][c])))
+        sent[d] += 1
+    for right, c, data, who in messages:
+        chunks[right][c] = chunks[right][c] + data if add else data
+        summed[right][c] = summed[right][c] | who if add else who
+    frames.append((f"{phase} {s + 1}", copy.deepcopy(summed), {(right, c) for right, c, _, _ in messages}))
+
+
+for s in range(N_RING - 1):
+    ring_round("reduce-scatter", s)
+assert all(summed[d][(d + 1) % N_RING] == set(range(N_RING)) for d in range(N_RING))  # one whole sum each
+for s in range(N_RING - 1):
+    ring_round("all-gather", s)
+assert all(torch.equal(torch.cat(held), sum(tensors)) for held in chunks)  # every device: the exact sum
+share_sent = sent[0] / N_RING  # chunks sent × 1/N of the tensor each
+assert sent == [2 * (N_RING - 1)] * N_RING and share_sent == communication_elements(1, "ddp", N_RING)
+print(f"ring all-reduce, N = {N_RING}: every device ends with the exact sum; each sent {sent[0]} chunks of"
+      f" 1/{N_RING} of its tensor = {share_sent:.2f} of it, 2(N − 1)/N")
+
+fig = plt.figure(figsize=(7, 3.6))
+grid = fig.add_gridspec(2, 5, width_ratios=[1.5, 1, 1, 1, 1], left=0.01, right=0.99, top=0.8, bottom=0.08,
+                        wspace=0.25, hspace=0.55)
+ring = fig.add_subplot(grid[:, 0])  # the ring: device d sends to device d + 1
+spots = [(math.sin(2 * math.pi * d / N_RING), math.cos(2 * math.pi * d / N_RING)) for d in range(N_RING)]
+for d, (x0, y0) in enumerate(spots):
+    x1, y1 = spots[(d + 1) % N_RING]
+    ring.annotate("", xy=(0.75 * x1 + 0.25 * x0, 0.75 * y1 + 0.25 * y0),
+                  xytext=(0.25 * x1 + 0.75 * x0, 0.25 * y1 + 0.75 * y0),
+                  arrowprops={"arrowstyle": "-|>", "color": "0.3", "lw": 1.3, "connectionstyle": "arc3,rad=-0.3"})
+    ring.text(x0, y0, f"{d}", ha="center", va="center", fontsize=11, color="white",
+              bbox={"boxstyle": "circle", "facecolor": f"C{d}", "edgecolor": "none"})
+ring.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal")
+ring.set_title("devices in a ring:\neach sends to the next", fontsize=9)
+ring.axis("off")
+key_ax = fig.add_subplot(grid[1, 1])
+key_ax.text(0.5, 0.5, "number: devices\nsummed in that\nchunk; Σ: all N\n\nred: received\nin that round",
+         ha="center", va="center", fontsize=8, transform=key_ax.transAxes)
+key_ax.axis("off")
+places = [grid[0, 1], grid[0, 2], grid[0, 3], grid[0, 4], grid[1, 2], grid[1, 3], grid[1, 4]]
+for place, (title, who, received) in zip(places, frames, strict=True):
+    ax = fig.add_subplot(place)
+    counts = [[len(who[d][c]) for c in range(N_RING)] for d in range(N_RING)]
+    ax.imshow(counts, cmap="Blues", vmin=0, vmax=N_RING + 1)
+    for d, c in itertools.product(range(N_RING), repeat=2):
+        full = counts[d][c] == N_RING
+        ax.text(c, d, "Σ" if full else f"{counts[d][c]}", ha="center", va="center", fontsize=8,
+                color="white" if full else "black")
+        if (d, c) in received:
+            ax.add_patch(plt.Rectangle((c - 0.5, d - 0.5), 1, 1, fill=False, edgecolor="C3", linewidth=2))
+    ax.set_xticks(range(N_RING), labels=[f"{c}" for c in range(N_RING)], fontsize=7)
+    ax.set_yticks(range(N_RING), labels=[f"{d}" for d in range(N_RING)], fontsize=7)
+    ax.tick_params(length=0, pad=1)
+    ax.set_title(title, fontsize=8.5)
+    if title == "start":
+        ax.set(xlabel="chunk", ylabel="device")
+        ax.xaxis.label.set_fontsize(8)
+        ax.yaxis.label.set_fontsize(8)
+fig.suptitle(f"Ring all-reduce, N = {N_RING}: each round, every device sends one chunk (1/N of its data);"
+             f"\n{sent[0]} rounds in all, so each sends {share_sent:.2f} of its data = 2(N − 1)/N", fontsize=9.5)
+plt.show()
+
+# %% [markdown]
+# Per device and step, in units of Ψ (§7 of the paper):
 
 # %%
 print("N = 64, numbers sent per device and step, in units of Ψ:")
@@ -567,6 +694,71 @@ if CAN_LAUNCH and fsdp_ranks is not None:
 # - **row parallel**: W_O and the FFN's W_2 are split by input columns, so each device turns its own heads
 #   (hidden units) into a *partial* (B, L, D) output; an **all-reduce** sums the partial outputs.
 #
+# In the picture (drawn as y = x·W, so W_1 is D × F), each colour marks the columns of W_1 and rows of W_2
+# one device keeps; nothing is exchanged before the all-reduce.
+
+# %%
+from tformer.attention import MultiHeadAttention
+from tformer.layers import FeedForward
+from tformer.training.distributed import shard_attention, shard_feed_forward
+
+d_model, num_heads, d_ff = 32, 4, 64  # the sizes the experiment below splits across WORLD = 2 devices
+tp_ffn = FeedForward(d_model, d_ff).eval()
+tp_x = torch.randn(2, 6, d_model)  # (B, L, D)
+ffn_shards = [shard_feed_forward(tp_ffn, rank, WORLD) for rank in range(WORLD)]  # W_1's rows are A_1's columns
+with torch.no_grad():
+    partials = [torch.relu(tp_x @ shard["w_1"].T + shard["b_1"]) @ shard["w_2"].T  # (B, L, D) each
+                for shard in ffn_shards]
+    torch.testing.assert_close(sum(partials) + tp_ffn.w_2.bias, tp_ffn(tp_x), rtol=1e-6, atol=1e-6)
+heads_each = [int(shard_attention(MultiHeadAttention(d_model, num_heads), rank, WORLD)["num_heads"])
+              for rank in range(WORLD)]
+print(f"W_1 cut by columns, W_2 by rows, the {WORLD} partial outputs summed: the whole FFN's output (to 1e-6)")
+
+fig, ax = plt.subplots(figsize=(7, 3.45))
+fig.subplots_adjust(left=0.01, right=0.99, top=0.91, bottom=0.01)
+unit = 1.2 / max(d_model, d_ff)  # drawing units per row or column of a matrix
+box(ax, 0.0, 3.25, 1.3, 1.6, "x\nB·L × D\n(whole,\non both)", size=8)
+for k, shard in enumerate(ffn_shards):
+    colour, mid = f"C{k}", 5.45 - 2.85 * k  # this device's colour and the height of its row
+    w1, w2 = shard["w_1"].T, shard["w_2"].T  # (D, F/N), (F/N, D): the paper's y = x·A orientation
+    first, last = k * w1.shape[1], (k + 1) * w1.shape[1] - 1  # this device's hidden units
+    ax.add_patch(FancyBboxPatch((1.75, mid - 1.3), 7.3, 2.6, boxstyle="round,pad=0,rounding_size=0.15",
+                                facecolor=to_rgba(colour, 0.07), edgecolor="none"))
+    ax.text(1.85, mid + 1.15, f"device {k}", color=colour, fontsize=9, va="top")
+    arrow(ax, 1.3, 4.05, 2.15, mid)
+    x0, h, wd = 2.2, d_model * unit, d_ff * unit  # W_1: the whole D × F outlined, this device's columns filled
+    ax.add_patch(plt.Rectangle((x0, mid - h / 2), wd, h, fill=False, edgecolor="0.5", linestyle="--"))
+    ax.add_patch(plt.Rectangle((x0 + first * unit, mid - h / 2), w1.shape[1] * unit, h, color=colour))
+    ax.text(x0 + wd / 2, mid - h / 2 - 0.12, f"$W_1$ (D × F):\ncolumns {first}–{last}", ha="center", va="top",
+            fontsize=8)
+    arrow(ax, x0 + wd + 0.05, mid, 3.8, mid, colour)
+    box(ax, 3.8, mid - 0.5, 1.6, 1.0, f"ReLU → $h_{k}$:\n{w1.shape[1]} hidden\nunits", colour, size=8)
+    arrow(ax, 5.4, mid, 5.95, mid, colour)
+    x0, h, wd = 6.0, d_ff * unit, d_model * unit  # W_2: the whole F × D outlined, this device's rows filled
+    ax.add_patch(plt.Rectangle((x0, mid - h / 2), wd, h, fill=False, edgecolor="0.5", linestyle="--"))
+    ax.add_patch(plt.Rectangle((x0, mid + h / 2 - (last + 1) * unit), wd, w2.shape[0] * unit, color=colour))
+    ax.text(x0 + wd / 2, mid + h / 2 + 0.1, f"$W_2$ (F × D):\nrows {first}–{last}", ha="center", va="bottom",
+            fontsize=8)
+    arrow(ax, x0 + wd + 0.05, mid, 7.3, mid, colour)
+    box(ax, 7.3, mid - 0.45, 1.5, 0.9, f"partial $y_{k}$\nB·L × D", colour, size=8)
+    arrow(ax, 8.8, mid, 9.5, 4.05, colour)
+box(ax, 9.5, 3.35, 1.6, 1.4, "all-reduce\n(sum)", "0.2", fill="0.92")
+arrow(ax, 11.1, 4.05, 11.5, 4.05)
+terms = " + ".join(f"$y_{k}$" for k in range(WORLD))
+box(ax, 11.5, 3.25, 2.5, 1.6, f"y = {terms} + $b_2$\n= FFN(x), whole,\non both devices", size=8)
+ax.text(9.4, 1.75, "attention, cut the same way:\nwhole heads per device", fontsize=8, va="center")
+head = 0
+for k, n_heads in enumerate(heads_each):
+    for _ in range(n_heads):
+        box(ax, 9.45 + 0.5 * head, 0.6, 0.42, 0.5, f"{head}", f"C{k}", fill=to_rgba(f"C{k}", 0.35), size=8)
+        head += 1
+ax.text(9.45 + 0.5 * head, 0.85, "heads", fontsize=8, va="center")
+ax.set(xlim=(0, 14), ylim=(0, 6.9), aspect="equal")
+ax.axis("off")
+ax.set_title(f"Tensor parallel (Megatron-LM): one FFN on N = {WORLD} devices, drawn as y = x·W", fontsize=10.5)
+plt.show()
+
+# %% [markdown]
 # `shard_attention` and `shard_feed_forward` cut the weights; `tensor_parallel_attention` and
 # `tensor_parallel_feed_forward` run one shard and all-reduce with `torch.distributed.all_reduce`. PyTorch
 # offers the same plan ready-made in `torch.distributed.tensor.parallel`, on top of `DTensor`:

@@ -26,7 +26,8 @@ MUST_SHOW = {
     "02_seq2seq_bottleneck": {"Seq2SeqRNN.encode", "Seq2SeqRNN.forward"},  # Bahdanau: a teaching version, tested equal
     "10_encoder_decoder": {"Transformer._encode", "Transformer._decode", "Transformer.forward"},
     "11_real_sentences": {"EncoderOnlyTransformer.encode"},  # masked-token pre-training moves to chapter 12
-    "12_three_families": {"_TokenStack.forward", "EncoderOnlyTransformer.encode", "DecoderOnlyTransformer.forward"},
+    "12_three_families": {"_TokenStack.forward", "EncoderOnlyTransformer.encode", "DecoderOnlyTransformer.forward",
+                          "mask_tokens", "pretrain_mlm"},
 }
 
 
