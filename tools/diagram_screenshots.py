@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT))
 import chromium as chromium_tools  # noqa: E402
 
-# The Transformer block (chapter 09), the split into heads (07) and the KV cache (10).
-SHOTS = ("transformer_block", "multi_head", "kv_cache")
+# The Transformer block (chapter 09), the split into heads (07), the KV cache (10) and the map of the book (00).
+SHOTS = ("transformer_block", "multi_head", "kv_cache", "book_map")
 WIDTH = 1280  # the browser window, in CSS pixels
 MARGIN = 12  # white space kept around the figure, in CSS pixels
 FIND_FIGURE = """(() => {
