@@ -347,7 +347,8 @@ plt.show()
 # positions back, while each layer attends to at most 4096.
 #
 # A catch the source articles do not mention: a mask alone saves nothing. Our attention still computes every n × n
-# score and then discards most of them — torch counts the same FLOPs with and without the window:
+# score and then discards most of them. The products keep their full shapes, so torch's counter (it reads shapes)
+# finds the same FLOPs with and without the window:
 
 # %%
 from tformer.functional import scaled_dot_product_attention
@@ -382,10 +383,9 @@ _ = results.record("band_factor", full / (4 * 256 * 16 * 64))
 # out_i = Σ_j (φ(q_i)·φ(k_j)) v_j / Σ_j φ(q_i)·φ(k_j) = φ(q_i)ᵀ [Σ_j φ(k_j) v_jᵀ] / φ(q_i)ᵀ [Σ_j φ(k_j)].
 #
 # The bracket is one Dh × Dv matrix shared by every query, computed once in O(n·Dh·Dv): no n × n matrix at
-# all. The figure shows both orders to scale (without the normalising sum); look at the matrix after
-# each = sign. Left to right builds n × n weights: the FLOPs grow as n². φ(K)ᵀV first builds the Dh × Dv
-# bracket, one size for every n: the FLOPs grow as n. A softmax allows only the first order, as exp(q_i·k_j)
-# does not split into a factor of q_i times one of k_j.
+# all. The figure draws both orders to scale; look at the matrix after each = sign. Left to right builds
+# n × n weights, whose FLOPs grow as n²; φ(K)ᵀV first builds the Dh × Dv bracket, whose FLOPs grow as n. A
+# softmax allows only the first order, as exp(q_i·k_j) does not split into a factor of q_i times one of k_j.
 
 # %%
 from tformer.variants.efficient import elu_feature_map
@@ -1281,7 +1281,7 @@ print(f"the 2024 block's steps: {results.record_runs('race_steps_2024', summary[
 #   number of query heads per key/value head.
 # - A mask does not save compute: sliding windows and sparse patterns pay only with kernels that skip the
 #   masked scores. Linear attention does cut the cost to O(n), at a price in accuracy that the papers report.
-# - FlashAttention computes exactly the same attention without storing the n × n matrix; a mixture of
+# - FlashAttention computes the same attention, to float rounding, without storing the n × n matrix; a mixture of
 #   experts buys parameters without compute, but not without memory.
 # - Linear recurrences (state-space models) train in parallel and run as RNNs: the RNN's strengths, back.
 # - The 2024 block (RMSNorm, SwiGLU, RoPE, GQA, no biases) beat the 2017-style block at equal parameters and

@@ -217,8 +217,8 @@ print(f"target tokens in each batch's second half: {halves[1]}")
 # The two halves of a batch hold different numbers of target tokens, and that matters. The translator's loss
 # is the *mean* over the batch's target tokens. If each process took the mean over its own half, DDP's
 # average of the two would weigh a token of the shorter half more than a token of the longer one — a
-# different loss. The fix: each process sums its tokens' losses and divides by the whole batch's token
-# count T, times N (`summed_token_loss(model, share, N / T)`); DDP's division by N then leaves exactly the
+# different loss. The fix: each process sums its tokens' losses and multiplies the sum by N / T, where T is the
+# whole batch's token count (`summed_token_loss(model, share, N / T)`); DDP's division by N then leaves exactly the
 # whole batch's mean. Here every process is handed the whole batch, so each can count T itself; in a real
 # job a process loads only its share, and T is the `all_reduce` (sum) of the processes' local token counts —
 # one more collective per step, of a single number.
