@@ -388,17 +388,20 @@ def check_tokens(name: str, tokens: object, vocab_size: int, limit: int | None, 
 # ---------------------------------------------------------------- generation (tformer.decoding)
 
 
-def check_sampling(temperature: object, top_k: object) -> None:
-    """Check a sampler's ``temperature`` (finite, >= 0) and ``top_k`` (None or an int >= 1).
+def check_sampling(temperature: object, top_k: object, top_p: object = None) -> None:
+    """Check a sampler's ``temperature`` (finite, >= 0), ``top_k`` (None or an int >= 1) and ``top_p`` (None or
+    a number in (0, 1]).
 
     Raises:
-        TypeError: a temperature that is not a number, a ``top_k`` that is not an int.
-        ValueError: a negative, infinite or NaN temperature; ``top_k < 1``.
+        TypeError: a temperature or ``top_p`` that is not a number, a ``top_k`` that is not an int.
+        ValueError: a negative, infinite or NaN temperature; ``top_k < 1``; ``top_p`` outside (0, 1].
     """
     if check_number("temperature", temperature, 0.0) == float("inf"):
         raise ValueError("temperature: expected a finite number >= 0, got inf")
     if top_k is not None:
         check_int("top_k", top_k, 1)
+    if top_p is not None:
+        check_number("top_p", top_p, 0.0, 1.0, open_min=True)
 
 
 def check_bos_eos(bos_id: object, eos_id: object, pad_id: int) -> None:

@@ -233,12 +233,18 @@ def sample_next_token(
     temperature: float = 0.0,
     top_k: int | None = None,
     generator: torch.Generator | None = None,
+    *,
+    top_p: float | None = None,
 ) -> Tensor:
     """Choose one token per row from next-token logits.
 
     ``temperature == 0``: argmax (greedy). Otherwise sample from softmax(logits / temperature): below 1 sharpens,
     above 1 flattens the distribution. ``top_k`` keeps only the k largest logits before sampling (Fan et al.
-    2018). ``generator`` makes sampling reproducible.
+    2018). ``top_p`` (nucleus sampling, Holtzman et al. 2020, §3.1) then keeps the smallest set of most likely
+    tokens whose probabilities sum to at least ``top_p``: tokens are taken in order of probability until the
+    sum reaches it, so the token that crosses the threshold is kept; ``top_p = 1`` (or ``None``) changes
+    nothing. The order (temperature, then top-k, then top-p) is the one Hugging Face's samplers apply.
+    ``generator`` makes sampling reproducible.
 
     Shape:
         ``logits (B, V) -> (B,)`` int64.
@@ -250,23 +256,36 @@ def sample_next_token(
     do not overflow are sampled exactly as before (no host-device sync is added).
 
     Raises:
-        TypeError: if ``logits`` is not a floating-point tensor, ``temperature`` not a number or ``top_k``
-            not an int.
-        ValueError: if ``logits`` is not 2-D, ``temperature`` is negative, infinite or NaN, or ``top_k < 1``.
+        TypeError: if ``logits`` is not a floating-point tensor, ``temperature`` or ``top_p`` not a number or
+            ``top_k`` not an int.
+        ValueError: if ``logits`` is not 2-D, ``temperature`` is negative, infinite or NaN, ``top_k < 1``, or
+            ``top_p`` is outside (0, 1].
     """
     check_tensor("logits", logits, "float", "(B, V)")
-    check_sampling(temperature, top_k)
+    check_sampling(temperature, top_k, top_p)
     if temperature == 0:
         return logits.argmax(dim=-1)
     scaled = logits.float() / temperature  # (B, V)
     if top_k is not None and top_k < scaled.shape[-1]:
         kth = scaled.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
         scaled = scaled.masked_fill(scaled < kth, float("-inf"))
+    if top_p is not None and top_p < 1:
+        scaled = _nucleus(scaled, top_p)
     probs = torch.softmax(scaled, dim=-1)  # (B, V); NaN in a row where the division overflowed
     overflowed = probs.isnan().any(dim=-1, keepdim=True)  # (B, 1)
     greedy = torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(probs.dtype)  # (B, V)
     probs = torch.where(overflowed, greedy, probs)  # (B, V)
     return torch.multinomial(probs, 1, generator=generator).squeeze(-1)  # (B,)
+
+
+def _nucleus(scaled: Tensor, top_p: float) -> Tensor:
+    """Set to -inf every logit outside the nucleus: the most likely tokens until their probability reaches top_p."""
+    ordered, order = scaled.sort(dim=-1, descending=True)  # (B, V) each
+    probs = torch.softmax(ordered, dim=-1)  # (B, V), most likely first
+    before = probs.cumsum(dim=-1) - probs  # (B, V): the mass of the tokens ranked above each one
+    drop_sorted = before >= top_p  # the threshold was reached before this token: the crossing token stays
+    drop = drop_sorted.scatter(-1, order, drop_sorted)  # (B, V), back in vocabulary order
+    return scaled.masked_fill(drop, float("-inf"))
 
 
 @torch.no_grad()
@@ -278,6 +297,7 @@ def generate(
     use_cache: bool = True,
     temperature: float = 0.0,
     top_k: int | None = None,
+    top_p: float | None = None,
     generator: torch.Generator | None = None,
 ) -> Tensor:
     """Extend ``prompt`` by ``max_new_tokens`` tokens of a causal language model, one at a time.
@@ -288,7 +308,8 @@ def generate(
     :class:`tformer.models.DecoderOnlyTransformer` and :class:`tformer.variants.modern_block.ModernDecoderLM`.
 
     ``temperature=0`` is greedy (argmax); otherwise sample from softmax(logits / temperature), optionally
-    restricted to the ``top_k`` most likely tokens (:func:`sample_next_token`). With ``use_cache`` each step
+    restricted to the ``top_k`` most likely tokens and to the nucleus of probability ``top_p``
+    (:func:`sample_next_token`). With ``use_cache`` each step
     feeds only the newest token and reuses the cached keys/values; the result is the same as recomputing
     (test_models proves it). Call ``model.eval()`` first so dropout is off.
 
@@ -309,7 +330,7 @@ def generate(
         TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
     """
     check_int("max_new_tokens", max_new_tokens, 0)
-    check_sampling(temperature, top_k)
+    check_sampling(temperature, top_k, top_p)
     check_tokens("prompt", prompt, model.vocab_size, None)
     pad_id = model.pad_id
     if pad_id is not None and bool((prompt == pad_id).any()):
@@ -325,7 +346,7 @@ def generate(
             logits = model(tokens if window is None else tokens[:, -window:])[:, -1]  # (B, V)
         if pad_id is not None:
             logits[:, pad_id] = float("-inf")  # padding, never a token
-        next_token = sample_next_token(logits, temperature, top_k, generator)[:, None]  # (B, 1)
+        next_token = sample_next_token(logits, temperature, top_k, generator, top_p=top_p)[:, None]  # (B, 1)
         tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
         step_input = next_token
     return tokens
@@ -343,5 +364,5 @@ class CachedGenerationMixin:
 
     def generate(self, prompt: Tensor, max_new_tokens: int, **options: Any) -> Tensor:
         """Extend ``prompt`` by ``max_new_tokens`` tokens: :func:`generate` with this model. ``options`` are its
-        keywords (``use_cache``, ``temperature``, ``top_k``, ``generator``); shapes and errors are its own."""
+        keywords (``use_cache``, ``temperature``, ``top_k``, ``top_p``, ``generator``); shapes and errors are its own."""
         return generate(self, prompt, max_new_tokens, **options)
