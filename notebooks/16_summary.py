@@ -35,11 +35,11 @@ if "google.colab" in sys.modules:
 # %% [markdown]
 # # 16 · Summary: RNN, LSTM, GRU and Transformer, measured side by side
 #
-# The source articles close with a big comparison table (RNN, LSTM, GRU, Transformer; nine rows of ✓ and
-# ✗) and three "architectural insights". Every chapter of this book measured a piece of that table on a
-# laptop. This chapter puts the pieces together: it trains nothing, computes the structural rows from the
-# formulas and modules of `tformer`, loads the measured rows from the chapters that measured them, and
-# then weighs the source articles' claims and insights against the numbers.
+# The source articles close with a big comparison table (RNN, LSTM, GRU, Transformer; nine rows of
+# complexities and verbal ratings) and three "architectural insights". The chapters of this book measured
+# pieces of that table on a laptop. This chapter puts the pieces together: it trains nothing, computes the
+# structural rows from the formulas and modules of `tformer`, loads the measured rows from the chapters that
+# measured them, and then weighs the source articles' claims and insights against the numbers.
 #
 # **What you will learn**
 #
@@ -127,8 +127,9 @@ print(f"FFN share of the Transformer layer's parameters: {ffn_share:.1f}%; Trans
 
 # %% [markdown]
 # The measured rows come from the chapters that measured them, loaded from what those chapters recorded when
-# they last ran, plus one measurement made here: how fast the gradient of one attention layer fades with
-# distance, the Transformer's cell of chapter 01's gradient row (section 2 shows it).
+# they last ran, plus one small computation made here for the Transformer's cell of chapter 01's gradient
+# row: how strongly the last output of one attention layer depends on each earlier input (section 2 shows
+# it, and why it illustrates a path length rather than tests one).
 
 # %%
 from tformer.attention import MultiHeadAttention
@@ -210,40 +211,57 @@ print(f"memory growth exponent: RNN {mem_slope['RNN']:.2f}, Transformer {mem_slo
 # %% [markdown]
 # | | RNN | LSTM | GRU | Transformer |
 # |---|---|---|---|---|
-# | steps that must run in order, n = 32 ([ch. 13](13_complexity.ipynb)) | 32<!-- result: sequential_rnn --> | 32<!-- result: sequential_lstm --> | 32<!-- result: sequential_gru --> | **1**<!-- result: sequential_transformer --> |
-# | longest path between two positions ([ch. 13](13_complexity.ipynb)) | 31<!-- result: path_rnn --> | 31<!-- result: path_lstm --> | 31<!-- result: path_gru --> | **1**<!-- result: path_transformer --> |
+# | steps that must run in order, n = 32, training or reading an input ([ch. 13](13_complexity.ipynb)) | 32<!-- result: sequential_rnn --> | 32<!-- result: sequential_lstm --> | 32<!-- result: sequential_gru --> | 1<!-- result: sequential_transformer --> |
+# | longest path between two positions ([ch. 13](13_complexity.ipynb)) | 31<!-- result: path_rnn --> | 31<!-- result: path_lstm --> | 31<!-- result: path_gru --> | 1<!-- result: path_transformer --> |
 # | MFLOPs per layer, n = 32, d = 512 ([ch. 13](13_complexity.ipynb)) | 34<!-- result: mflops_rnn --> | 134<!-- result: mflops_lstm --> | 101<!-- result: mflops_gru --> | 203<!-- result: mflops_transformer --> |
 # | parameters per layer, d = 512 ([ch. 01](01_rnn_baselines.ipynb), [ch. 09](09_transformer_block.ipynb)) | 525,312<!-- result: params_rnn_512 --> | 2,101,248<!-- result: params_lstm_512 --> | 1,575,936<!-- result: params_gru_512 --> | 3,152,384<!-- result: params_transformer_512 --> |
-# | gradient fade, decades per step back ([ch. 01](01_rnn_baselines.ipynb), §2 here) | −0.338<!-- result: slope_rnn --> | −0.222<!-- result: slope_lstm --> | −0.204<!-- result: slope_gru --> | **+0.001**<!-- result: attention_slope --> |
-# | recall at distance 40, % (chance 25) ([ch. 01](01_rnn_baselines.ipynb)) | 23.0<!-- result: recall_rnn.min -->–27.1<!-- result: recall_rnn.max --> | 23.7<!-- result: recall_lstm.min -->–27.5<!-- result: recall_lstm.max --> | 49.2<!-- result: recall_gru.min -->–100.0<!-- result: recall_gru.max --> | — |
-# | translation, exact match %, about equal time ([ch. 10](10_encoder_decoder.ipynb)) | — | — | 8<!-- result: em_bahdanau.min -->–27<!-- result: em_bahdanau.max --> (with attention) | **69**<!-- result: em_tf_same_time.min -->–**78**<!-- result: em_tf_same_time.max --> |
+# | gradient fade, decades per step back ([ch. 01](01_rnn_baselines.ipynb); §2 here, a different quantity) | −0.338<!-- result: slope_rnn --> | −0.222<!-- result: slope_lstm --> | −0.204<!-- result: slope_gru --> | +0.001<!-- result: attention_slope --> (one hop, flat by construction) |
+# | recall at distance 40, % (chance 25) ([ch. 01](01_rnn_baselines.ipynb)) | 23.0<!-- result: recall_rnn.min -->–27.1<!-- result: recall_rnn.max --> | 23.7<!-- result: recall_lstm.min -->–27.5<!-- result: recall_lstm.max --> | 49.2<!-- result: recall_gru.min -->–100.0<!-- result: recall_gru.max --> | not run |
+# | translation, exact match %, about equal time ([ch. 10](10_encoder_decoder.ipynb)) | — | — | 8<!-- result: em_bahdanau.min -->–27<!-- result: em_bahdanau.max --> (with attention) | 69<!-- result: em_tf_same_time.min -->–78<!-- result: em_tf_same_time.max --> |
 # | longest sentences, exact match %, same steps ([ch. 02](02_seq2seq_bottleneck.ipynb)) | — | — | 0<!-- result: fixed_long --> fixed context, 82<!-- result: attn_long --> with attention | — |
-# | next character, nats, about equal time ([ch. 12](12_three_families.ipynb)) | — | **2.043**<!-- result: lstm_nats.min -->–**2.073**<!-- result: lstm_nats.max --> | — | 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> |
-# | memory growth, exponent of n ([ch. 13](13_complexity.ipynb)) | 1.00<!-- result: mem_slope_rnn --> | — | — | 1.91<!-- result: mem_slope_att --> |
-# | 16-layer stack: 99% accuracy by step ([ch. 09](09_transformer_block.ipynb)) | — | — | — | 175<!-- result: depth_steps_pre --> (pre-norm) |
+# | next character, nats, about equal time ([ch. 12](12_three_families.ipynb)) | — | 2.043<!-- result: lstm_nats.min -->–2.073<!-- result: lstm_nats.max --> | — | 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> |
+# | peak memory, exponent of n: an RNN layer against the self-attention core ([ch. 13](13_complexity.ipynb)) | 1.00<!-- result: mem_slope_rnn --> | — | — | 1.91<!-- result: mem_slope_att --> |
+# | 16-layer stack: 99% accuracy by step ([ch. 09](09_transformer_block.ipynb)) | — | — | — | 175<!-- result: depth_steps_pre --> (pre-norm; post-norm later) |
 #
-# Bold marks the better cell of a row where the book compared the two. A dash means no chapter measured that
+# No cell is marked as a winner: whether fewer is better depends on the row (fewer parameters also means a
+# smaller model), and each row says what it counts. A dash, or "not run", means no chapter measured that
 # cell: this book trained only GRU translators, only an LSTM language model, and no Transformer on chapter
 # 01's recall task.
 #
 # Read down the Transformer's column and the story of the book is there: one step where the recurrent
-# layers need n, one hop between any two positions, a gradient that does not fade with distance, and
-# training that stays stable at 16 layers, the deepest stack this book tried. Read across the arithmetic rows and the
-# price is there too: a Transformer layer does *more* arithmetic than an LSTM layer, even at n = 32 < d,
-# and its memory grows about as n² where the RNN's grows as n. And the two trained comparisons at about
-# equal time go opposite ways: the Transformer out-translates the attention GRU, the LSTM out-predicts the
-# Transformer on characters.
+# layers need n (in training, and when reading a whole input; generating text is one token after another
+# for all four), one hop between any two positions, and a 16-layer stack with residual connections that
+# trains to 99%, the deepest stack this book trained. Read across the arithmetic rows and the price is there
+# too, though not where one might look first. At n = 32 a Transformer layer does
+# 1.52<!-- result: flop_ratio_layer_lstm_32 -->× the arithmetic of an LSTM layer, close to the ratio of their
+# parameter counts: both spend two FLOPs per weight per token, and the Transformer layer is simply bigger,
+# with 66.6<!-- result: ffn_share_512 -->% of its weights in the feed-forward network. Attention's own n²
+# term is a small part of the bill at n = 32; it becomes the price as sequences grow (at n = 4096 the layer
+# costs 3.50<!-- result: flop_ratio_layer_lstm_4096 -->× an LSTM layer; chapter 13 follows the growth),
+# and the attention core's memory grows about as n² where the RNN's grows as n.
+#
+# The two races at about equal training time, each after seconds of CPU training, went opposite ways: on
+# chapter 10's short sentences the Transformer translated better than the attention GRU, and on chapter
+# 12's text the LSTM predicted the next character better than the Transformer. Each is the result of one
+# short race with its own sizes and settings, not a verdict on the architectures; the block below lists
+# what else differed.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
 # A range runs from the lowest to the highest of three or more seeds. The four structural rows are computed
 # in the cell above. The "steps that must run in order" row is
-# Vaswani et al.'s Table 1; chapter 13 also counted the matrix products as they ran. The parameter ratios
+# Vaswani et al.'s Table 1; chapter 13 also counted the matrix products as they ran. It counts a training
+# step or the reading of a whole input; a model that writes must still produce one token after another,
+# whatever its layers. The parameter ratios
 # (4× and 3× for the LSTM and GRU) are asserted; **66.6**<!-- result: ffn_share_512 -->% of the Transformer
 # layer's parameters sit in its feed-forward network. The Transformer layer costs
 # **1.52**<!-- result: flop_ratio_layer_lstm_32 -->× an LSTM layer's FLOPs at n = 32 and
-# **3.50**<!-- result: flop_ratio_layer_lstm_4096 -->× at n = 4096.
+# **3.50**<!-- result: flop_ratio_layer_lstm_4096 -->× at n = 4096. Its FLOPs are its four projections
+# (8nd²), the attention core (4n²d) and the feed-forward network (16nd² with F = 4d); an LSTM layer's are
+# 16nd². Every weight costs two FLOPs per token (a multiply and an add) in either layer, so apart from the
+# core the FLOP ratio is, up to biases, the parameter ratio of the table; the core adds n/(6d) to the rest,
+# small at n = 32 and more than the rest at n = 4096. Exercise 16.1 asks where the core alone matches an LSTM layer.
 #
 # The measured rows are loaded from each chapter's recorded results (`Results.quote`), never typed in, and
 # the facts the text relies on are asserted in the cell: the RNN and the LSTM at chance in the recall task
@@ -257,15 +275,35 @@ print(f"memory growth exponent: RNN {mem_slope['RNN']:.2f}, Transformer {mem_slo
 # Each race says which model learns faster at that short budget on those inputs, not which ends best:
 # longer budgets were not run three times.
 #
+# **What else differed in the races**, besides the architecture. In chapter 10: the parameter counts, the
+# optimiser settings (neither learning rate was tuned for so short a budget) and the RNN's attention width;
+# and the RNN's curves were still climbing steeply when the budget ended, so the size of its deficit moves
+# with the number of steps the timing grants it. In chapter 12: the LSTM has far more parameters, the two
+# models share one learning rate swept for neither, and the Transformer learns its position vectors from
+# scratch and uses the paper's post-norm block. Which of these decided either race was not tested.
+#
+# **The other trained rows.** Chapter 01's recall models are small cells after a short training, with the
+# LSTM's forget gate at PyTorch's initialisation; its exercise 01.5 shows what raising that gate's bias does
+# to the gradient. Chapter 02's two translators got the same short training; whether longer training would
+# close the gap was left open there. In chapter 09 the stack without residuals was trained only for a short
+# run, by whose end the same stack with residuals had already moved its loss below the chance level; whether
+# the plain stack would leave chance later was not tried. By the end of that run its first layer received
+# tens of thousands to millions of times less gradient than the post-norm stack's, while at initialisation
+# the two had been within a small factor. Both the pre-norm and the post-norm stacks reached 99% in every
+# run, pre-norm sooner.
+#
 # </details>
 
 # %% [markdown]
-# ## 2. One cell measured here: how far back a gradient reaches
+# ## 2. One cell computed here: a path of one hop
 #
 # Chapter 01 measured how the gradient ‖∂h_T/∂h_t‖ of the recurrent cells fades with the distance T − t, at
-# initialisation. The Transformer's cell of that row is measured here the same way: one causal
-# self-attention layer (width 32, 4 heads) over 100 random positions, and how strongly the last output
-# depends on each input.
+# initialisation: a product of one factor per step along the chain of hidden states. Self-attention has no
+# such chain, so its cell is filled with the nearest quantity it has: how strongly the last output y_T of
+# one untrained causal self-attention layer (width 32, 4 heads) depends on each input x_t, over 100 random
+# positions. This is an illustration of a path of length one, not a test that could have come out
+# otherwise: the layer has no positions and the inputs are independent random vectors, so every earlier
+# input is one hop away and, by symmetry, alike. The line must come out flat.
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -282,10 +320,13 @@ ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# The recurrent cells lose gradient geometrically — in chapter 01 the plain RNN's gradient fell below 0.01
-# after only 9<!-- result: steps_rnn --> steps — while the attention layer's line is flat: its last output is as
-# sensitive to an input 60 positions back as to its neighbour, because each of them is one attention hop
-# away.
+# The recurrent cells lose gradient geometrically — in chapter 01 the plain RNN's gradient fell below a
+# hundredth after only 9<!-- result: steps_rnn --> steps — while the attention layer's line is flat, as it
+# must be: its last output reaches an input 60 positions back in the same single hop as its neighbour. The
+# two kinds of line measure different things (a chain of hidden states for the recurrent cells, one layer's
+# inputs for attention), so the figure compares shapes, not heights. And the attention layer's sensitivity
+# to any one input is small, about 1/T, because an untrained layer spreads its weights over every position.
+# (In the figure's title, "t steps back" means the distance T − t.)
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -294,8 +335,12 @@ plt.show()
 # Its fitted slope over distances 1–60 is **+0.001**<!-- result: attention_slope --> decades per step
 # (asserted below 0.01 in size), the norms at distances 60 and 1 are 0.0135<!-- result: attention_norm_60 -->
 # and 0.0071<!-- result: attention_norm_1 -->, and no distance up to 99 is 100× weaker than another
-# (asserted). Each single sensitivity is small, of order 1/T, because at initialisation the attention
-# weights are spread evenly over all positions; training concentrates them where they matter.
+# (asserted). These values scatter around a level line with no trend, and the two checks follow from the
+# symmetry described above (no positions, independent inputs), so they guard the code rather than test an
+# idea. The quantity also differs from chapter 01's: there, one hidden state's dependence on an earlier one
+# through the whole chain; here, one output's dependence on one input through a single layer. Each single
+# sensitivity is small, of order 1/T, because at initialisation the attention weights are spread nearly
+# evenly over all positions; training can concentrate them where they matter (not measured here).
 #
 # </details>
 
@@ -307,14 +352,14 @@ plt.show()
 #
 # | row | the source articles' claim | measured in this book | verdict |
 # |---|---|---|---|
-# | parallel in time | RNN/LSTM/GRU O(n) serial; Transformer O(1) | 32 steps in order against 1 at n = 32 (ch. 13) | confirmed |
-# | longest path | O(n) for the recurrent cells ("but the LSTM's gradient can pass losslessly"); O(1) | at initialisation the LSTM's gradient still fades, against the RNN's faster fade; attention: flat (ch. 01, §2) | O(n) vs O(1) confirmed; "lossless" only if training learns it |
-# | per-layer cost | O(n·d²), LSTM ×4, GRU ×3; Transformer O(n²·d) + O(n·d²) | ×4.0<!-- result: lstm_ratio --> and ×3.0<!-- result: gru_ratio --> exactly (ch. 13); a Transformer layer costs more than an LSTM layer even at n = 32 < d | confirmed; "attention is cheaper when n < d" holds only for the attention core |
-# | long-range dependency | RNN very weak; LSTM, GRU fairly strong; Transformer strong | recall at distance 40: RNN and LSTM at chance, the GRU above chance in every run but solving the task in only some runs (ch. 01); no chapter ran a Transformer on this task | RNN confirmed; the LSTM, "fairly strong" in the source articles, stayed at chance in chapter 01's training |
-# | stackable depth | RNN, LSTM, GRU two to four layers; Transformer tens of layers, up to a hundred or more (数十至上百层) | a 16-layer stack leaves chance only with residual connections; with pre-norm residuals it reaches 99% in every run (ch. 09); no chapter stacked RNNs | at 16 layers residual connections decide whether training starts; deeper stacks were not tried |
-# | interpretability | RNN, LSTM, GRU poor; Transformer: attention weights can be visualised | chapter 02 draws a GRU translator's attention, chapter 10 the Transformer's | the credit belongs to attention, not to the Transformer |
+# | parallel in time | RNN/LSTM/GRU O(n) serial; Transformer O(1) | 32 steps in order against 1 at n = 32 (ch. 13) | confirmed for training and for reading an input; a model that writes produces one token after another in all four |
+# | longest path | O(n) for the recurrent cells ("but the LSTM's gradient can pass losslessly"); O(1) | at initialisation the LSTM's gradient still fades, against the RNN's faster fade; attention: one hop, flat by construction (ch. 01, §2) | O(n) vs O(1) confirmed; "lossless" only if training learns it |
+# | per-layer cost | O(n·d²), LSTM ×4, GRU ×3; Transformer O(n²·d) + O(n·d²) | ×4.0<!-- result: lstm_ratio --> and ×3.0<!-- result: gru_ratio --> exactly (ch. 13); at n = 32 a Transformer layer costs more than an LSTM layer because of its feed-forward network, not its attention | confirmed; "attention is cheaper when n < d" holds for the attention core, while a whole attention layer, projections included, never costs fewer FLOPs than a plain RNN layer of the same width (ch. 13) |
+# | long-range dependency | RNN very weak; LSTM, GRU fairly strong; Transformer strong | recall at distance 40: RNN and LSTM at chance, the GRU above chance in every run but solving the task in only some runs (ch. 01); no chapter ran a Transformer on this task | RNN confirmed; the LSTM, "fairly strong" in the source articles, stayed at chance after chapter 01's short training of small cells (its cell path can carry a gradient far only if training learns to); the Transformer not tested |
+# | stackable depth | RNN, LSTM, GRU two to four layers; Transformer tens of layers, up to a hundred or more (数十至上百层) | a 16-layer stack: within the short run the stack without residuals was given, only the stacks with residual connections left chance; with residuals, pre-norm and post-norm both reached 99% in every run, pre-norm sooner (ch. 09); no chapter stacked RNNs | 16 layers trained with residuals; without them, not within the run tried; deeper stacks were not trained |
+# | interpretability | RNN, LSTM, GRU poor; Transformer: attention weights can be visualised | chapter 02 draws a GRU translator's attention, chapter 10 the Transformer's | the credit belongs to attention, not to the Transformer; and a drawing of the weights is not yet an explanation of the output (Jain & Wallace 2019) |
 # | scalability | Transformer "very strong, scaling laws hold" | — (needs far more compute than a laptop) | open |
-# | main weakness | RNN vanishing gradients; LSTM slow, many parameters; GRU limited memory; Transformer O(n²), KV cache | Transformer memory grows as n² (ch. 13); the float16 KV cache of a decoder shaped like Llama 2 7B holds 2,048<!-- result: llama_mha_mib --> MiB for one 4096-token sequence (ch. 14) | Transformer costs confirmed; "GRU: limited memory" partly seen at distance 40 |
+# | main weakness | RNN vanishing gradients; LSTM slow, many parameters; GRU limited memory; Transformer O(n²), KV cache | the self-attention core's memory grows about as n² (ch. 13); the float16 KV cache of a decoder shaped like Llama 2 7B holds 2,048<!-- result: llama_mha_mib --> MiB for one 4096-token sequence (ch. 14) | Transformer costs confirmed; "GRU: limited memory" not seen: after chapter 01's short training the GRU remembered farther than the LSTM |
 #
 # The core-mechanism row (hidden-state recurrence; three gates and a cell; two gates; self-attention) is a
 # definition, checked in chapter 01 where the book's cells reproduce `torch.nn.RNN/LSTM/GRU`.
@@ -333,33 +378,38 @@ print(f"LSTM / RNN FLOPs ×{lstm_ratio:.1f}, GRU / RNN ×{gru_ratio:.1f} (chapte
 #
 # The source articles' first insight: every step of the history (RNN → RNN with attention → Transformer)
 # shortened the path between the positions that need each other, because signals and gradients fade along
-# long paths. The book measured both halves of that sentence:
+# long paths. The book has evidence for both halves of that sentence:
 #
-# - **Gradients fade geometrically along a recurrent path**, and one attention hop does not fade with
-#   distance (section 2).
-# - **One context vector is a long path too.** At equal training steps the fixed-context GRU translator of
-#   chapter 02 gets none of the longest sentences right; letting the decoder look back at every source word
-#   (Bahdanau attention) rescues most of them. The short path, not the Transformer as such, is what rescues
-#   the long sentences.
-# - **Residual connections are short paths through depth.** In chapter 09's 16-layer stack they carry a
-#   first-layer gradient thousands of times larger than the plain stack's, and only the stacks with them
-#   leave chance. The same idea, a shortcut, serves both length and depth — which is why the source
-#   articles link it to ResNet.
+# - **Gradients fade geometrically along a recurrent path** (chapter 01), while one attention layer reaches
+#   every earlier position in a single hop, alike at every distance (section 2).
+# - **One context vector is a long path too.** After the same short training, the fixed-context GRU
+#   translator of chapter 02 gets none of the longest sentences right; letting the decoder look back at every
+#   source word (Bahdanau attention) gets most of them right. Whether longer training would close the gap
+#   was left open. What helps here is the short path, not the Transformer as such.
+# - **Residual connections are short paths through depth.** In chapter 09's 16-layer stack, only the
+#   stacks with residuals left chance within the short run the plain stack was given (whether it would leave
+#   chance later was not tried); by the end of that run the plain stack's first layer received tens of
+#   thousands to millions of times less gradient than the first layer of the same stack with residuals. The
+#   same idea, a shortcut, serves both length and depth — which is why the source articles link it to
+#   ResNet.
 #
 # ### Insight 2: parallel work is what the hardware rewards
 #
 # The second insight says the RNN lost not on quality but on how much computing power it could use. The
 # book's evidence is mixed, in an instructive way:
 #
-# - **The counts are clear.** An RNN layer's work is a chain of n dependent steps; a self-attention layer
-#   is a handful of large matrix products with no chain. Per layer the Transformer does *more* arithmetic
-#   (section 1), so its advantage cannot be fewer operations: it is that the operations can run at once.
-# - **On a laptop CPU the wall hardly shows.** With almost nothing to run in parallel, torch's fused
-#   recurrent layers were faster than attention at the longest lengths chapter 13 timed.
-# - **At about equal time the two trained comparisons go opposite ways**: the Transformer out-translates the
-#   attention GRU on chapter 10's short sentences, while the LSTM out-predicts the Transformer on characters
-#   in chapter 12. The two tasks, models and training times differ, and which of these decides was not
-#   tested.
+# - **The counts are clear.** In training, or when reading an input, an RNN layer's work is a chain of n
+#   dependent steps; a self-attention layer is a handful of large matrix products with no chain. (A model
+#   that writes text produces one token after another either way.) The Transformer layer of section 1 does
+#   more arithmetic than an LSTM layer, mostly in its feed-forward network, and its attention adds more as n
+#   grows; so its advantage is not fewer operations but that the operations can run at once.
+# - **On one CPU core the chain hardly shows.** With almost nothing to run in parallel, torch's fused LSTM
+#   layer was faster than a self-attention layer at the longest length chapter 13 timed, in the run that
+#   chapter prints; which of the two is faster there depends on the machine.
+# - **At about equal time the two races went opposite ways.** After seconds of CPU training the
+#   Transformer translated chapter 10's short sentences better than the attention GRU, while the LSTM
+#   predicted chapter 12's characters better than the Transformer. The tasks, model sizes and training
+#   settings differ (the block under the table lists them), and which of these decided was not tested.
 #
 # So this insight is made plausible here, not confirmed. It is a claim about parallel hardware at scale,
 # where a recurrence's n dependent steps cannot be hidden behind thousands of idle lanes; measuring it takes
@@ -411,45 +461,54 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 # ### Where this leaves us
 #
 # The source articles end with a lineage: rules → statistics → RNNs and CNNs → Transformers → sparse and
-# hybrid models. The measurements of this book fit it: the RNN solved "how to read a sequence", gates
-# solved "how to remember longer", attention solved "how to reach any position in one step", and the
-# Transformer made all of it parallel work, at the price of memory that grows with n² (chapter 13) and a
-# KV cache that grows with every token (chapter 14). State-space models such as Mamba bring a recurrence
-# back for long inputs. Architectures trade one cost for another; measuring the trade is the skill that
-# outlasts any one architecture.
+# hybrid models. The small measurements of this book agree with its middle steps, without testing the
+# claims about scale: the RNN answered "how to read a sequence", gates gave training a way to remember
+# longer (after chapter 01's short training the GRU used it, the LSTM only over short distances),
+# attention answered "how to reach any position in one step", and the Transformer made training and
+# reading parallel work, at the price of memory that grows with n² (chapter 13) and a KV cache that grows
+# with every token written (chapter 14). State-space models such as Mamba bring a recurrence back for long
+# inputs. Architectures trade one cost for another; measuring the trade is the skill that outlasts any one
+# architecture.
 
 # %% [markdown]
 # ## Recap of the book
 #
-# - **Part I (chapters 01–02).** An RNN reads one token per step; gradients through it fade (or explode) by a constant
-#   factor per step; gates (LSTM, GRU) let training keep information longer, at 4× and 3× the parameters. An
-#   encoder-decoder that passes one context vector loses the longest sentences; attention over the source
-#   words brings them back.
-# - **Part II (chapters 03–08).** Attention is a weighted average; queries, keys and values make the weights learnable;
-#   scaling by √d_k keeps the softmax out of saturation; self-attention lets every token attend to every
-#   other, and masks decide who may see whom; several heads can split the work but need not; positions must
-#   be added (sinusoidal, learned, RoPE, ALiBi), and they decide how far a model extrapolates — RoPE kept a
-#   learned rule far beyond its training length where the others fell to near chance (chapter 08).
-# - **Part III (chapters 09–12).** A Transformer block is attention plus a feed-forward network, each wrapped in a
-#   residual connection and LayerNorm; residuals are what lets a deep stack train. The encoder-decoder learns
-#   the running example, The cat sat on the mat → 猫 坐 在 垫子 上, to near-perfect exact match on unseen
-#   sentences; on real graded sentences (chapter 11) the same blocks read characters aloud in context; the
-#   same blocks give encoder-only (understanding) and decoder-only (generation) models.
-# - **Part IV (chapters 13–15).** Attention costs O(n²·d) arithmetic and O(n²) memory but only O(1) sequential steps
-#   and path length; each fix for its costs (FlashAttention, sliding windows, GQA, MoE, linear attention)
-#   trades something measurable. Across devices the same model is split by batch (DDP, ZeRO/FSDP), by heads
-#   and hidden units (tensor parallel) or by layers (pipeline).
+# - **Part I (chapters 01–02).** An RNN reads one token per step; gradients through it fade (or explode)
+#   by a constant factor per step; gates (LSTM, GRU) give training a way to keep information longer, at 4×
+#   and 3× the parameters, though after a short training only the GRU used it at the longest distance. An
+#   encoder-decoder that passes one context vector loses the longest sentences after a short training;
+#   attention over the source words brings most of them back.
+# - **Part II (chapters 03–08).** Attention is a weighted average; queries, keys and values make the weights
+#   learnable; scaling by √d_k keeps the softmax out of saturation; self-attention lets every token attend to
+#   every other, and masks decide who may see whom; several heads can split the work but need not;
+#   positions must be added (sinusoidal, learned, RoPE, ALiBi), and they decide how far a model
+#   extrapolates: in chapter 08 RoPE carried a learned rule far past the training length, the sinusoidal and
+#   learned tables fell towards chance, and ALiBi, in the two setups tried, did not learn the exact offset.
+# - **Part III (chapters 09–12).** A Transformer block is attention plus a feed-forward network, each
+#   wrapped in a residual connection and LayerNorm; in a 16-layer stack only the versions with residuals
+#   left chance in the short run tried. The encoder-decoder learns the running example, The cat sat on the
+#   mat → 猫 坐 在 垫子 上, to near-perfect exact match on unseen sentences; on real graded sentences
+#   (chapter 11) the same blocks read characters aloud in context; the same blocks give encoder-only
+#   (understanding) and decoder-only (generation) models.
+# - **Part IV (chapters 13–15).** Attention costs O(n²·d) arithmetic and O(n²) memory but, in training,
+#   only O(1) sequential steps, and its path length is O(1); each fix for its costs (FlashAttention, sliding
+#   windows, GQA, MoE, linear attention) trades something measurable. Across devices the same model is split
+#   by batch (DDP, ZeRO/FSDP), by heads and hidden units (tensor parallel) or by layers (pipeline).
 
 # %% [markdown]
 # **Takeaways**
 #
-# - The Transformer's advantages are structural: one step in order and one hop between positions, where a
-#   recurrent layer needs n of each; its gradient does not fade with distance.
-# - It pays for them in arithmetic and memory: more FLOPs per layer than an LSTM, memory growing as n².
-# - On a laptop CPU and short training runs, which architecture learns faster depends on the task; the case for
-#   the Transformer at scale rests on parallel hardware, which this book could count but not measure.
+# - The Transformer's advantages are structural: in training and when reading an input, one step in order
+#   and one hop between positions, where a recurrent layer needs about n of each (writing is one token at a
+#   time for both); no gradient has to cross a long chain between positions.
+# - It pays with memory that grows as n² and, on long sequences, with arithmetic that grows as n² too; at
+#   n = 32 its layer costs more FLOPs than an LSTM layer only because it is bigger, most of its weights
+#   sitting in the feed-forward network.
+# - After seconds of CPU training, which model was ahead depended on the comparison, and what decided it was
+#   not tested; the case for the Transformer at scale rests on parallel hardware, which this book could
+#   count but not time at scale.
 # - Short paths (attention across positions, residuals across layers) and blocks that keep their shape are
-#   the two ideas that carried over into every model since.
+#   the two ideas that carried over into the models that followed.
 
 # %% [markdown]
 # ## Exercises
@@ -489,8 +548,9 @@ if your_answer is not None:
     check("16.3", your_answer)
 
 # %% [markdown]
-# **16.4** Chapter 01's RNN loses gradient by a factor of about 0.46<!-- result: rnn_factor_per_step --> per step. Taking exactly 0.46, after
-# how many steps back is ‖∂h_T/∂h_t‖ first below a millionth of its value at distance 0? (a whole number)
+# **16.4** Chapter 01's RNN loses gradient by a factor of about 0.46<!-- result: rnn_factor_per_step --> per
+# step. Taking exactly 0.46, after how many steps back is ‖∂h_T/∂h_t‖ first below a millionth of its value
+# at distance 0? (a whole number)
 
 # %%
 your_answer = None  # replace with a number
