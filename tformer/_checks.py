@@ -1,10 +1,11 @@
 """Argument checks shared across the package, with one message format: ``name: expected ..., got ...``.
 
 Every public function and model ``forward`` validates what a user passes in with these helpers, once, where the
-call comes in; inner layers trust their callers. A module that checks its own inputs when a reader calls it alone
-(a layer, an attention module, a positional module) skips them when a module that owns it, and has checked
-already, calls it: the owner marks it with :func:`trust_caller` when it is built. The call still goes through
-``nn.Module.__call__``, so hooks (tracing, FSDP's gathers) see every module run. Two rules hold for every helper:
+call comes in; inner layers trust their callers. A module that checks its own inputs when a reader calls it (a layer, a stack, an attention module, a
+positional module) skips them when the module that owns it has checked them already and says so in that call:
+the owner passes ``checked=True``. Trust is given per call, never stored, so the same module called by a reader
+checks again; and the call still goes through ``nn.Module.__call__``, so hooks (tracing, FSDP's gathers) see
+every module run. Two rules hold for every helper:
 
 - a wrong *type* (a list where a tensor belongs, a float dtype where ids belong, a str where a number belongs)
   raises ``TypeError``; a wrong *value* or *shape* raises ``ValueError``;
@@ -28,6 +29,7 @@ __all__ = [
     "check_activation",
     "check_bool",
     "check_bos_eos",
+    "check_cache_count",
     "check_choice",
     "check_decode_args",
     "check_divisible",
@@ -43,22 +45,22 @@ __all__ = [
     "check_tensor",
     "check_tokens",
     "check_type",
-    "trust_caller",
     "values_are_cheap",
 ]
 
 
-def trust_caller(*modules: torch.nn.Module) -> None:
-    """Mark ``modules`` as called by an owner that has checked their inputs: their ``forward`` skips its checks.
-
-    A module's ``checked_by_caller`` attribute (default ``False``, a class attribute of the module) is set to
-    ``True`` here, once, when the owner is built; it is plain Python state, not part of ``state_dict``.
+def check_cache_count(cache: object, num_layers: int, what: str) -> None:
+    """Check a stack's ``cache``: ``None`` or a list/tuple of one entry per layer (``what`` says what an entry is).
 
     Raises:
-        TypeError: if an argument is not an ``nn.Module``.
+        TypeError: if ``cache`` is not a list or tuple. ValueError: if it does not hold ``num_layers`` entries.
     """
-    for module in modules:
-        check_type("module", module, torch.nn.Module, "nn.Module").checked_by_caller = True
+    if cache is None:
+        return
+    if not isinstance(cache, (list, tuple)):
+        raise TypeError(f"cache: expected a list of {what}, got {type(cache).__name__}")
+    if len(cache) != num_layers:
+        raise ValueError(f"cache: expected {what}, {num_layers} in all, got {len(cache)}")
 
 
 def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:

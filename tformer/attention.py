@@ -27,7 +27,6 @@ from tformer._checks import (
     check_self_attention,
     check_tensor,
     check_type,
-    trust_caller,
 )
 from tformer.functional import attend
 from tformer.masks import as_heads_mask, attention_mask_for_heads
@@ -155,8 +154,6 @@ class MultiHeadAttention(nn.Module):
             outside ``[0, 1)``.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(
         self,
         d_model: int,
@@ -180,8 +177,6 @@ class MultiHeadAttention(nn.Module):
         self.head_dim = d_model // num_heads
         self.dropout = dropout
         self.rope = rope
-        if rope is not None:
-            trust_caller(rope)  # forward checks the positions; q and k are built here
         self.alibi = check_bool("alibi", alibi)
         check_bool("bias", bias)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
@@ -198,6 +193,7 @@ class MultiHeadAttention(nn.Module):
         *,
         cache: KVCache | None = None,
         positions: Tensor | None = None,
+        checked: bool = False,
     ) -> tuple[Tensor, Tensor]:
         """Attend from every query position to the keys/values, in H heads at once.
 
@@ -220,8 +216,11 @@ class MultiHeadAttention(nn.Module):
             ValueError: on a wrong rank or width, mismatched batch or key/value lengths (a filled ``cache`` of
                 another batch B included), a bad mask, or RoPE or ALiBi used with a key that is not the query
                 (cross-attention).
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
         """
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+        if not checked:  # True when the calling module has checked these inputs already
             self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
         L = query.shape[1]
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)
@@ -234,8 +233,8 @@ class MultiHeadAttention(nn.Module):
                 if positions is None:
                     past = 0 if cache is None else len(cache)
                     positions = torch.arange(past, past + L, device=query.device)  # (L,)
-                q = self.rope(q, positions)  # (B, H, L, Dh)
-                k = self.rope(k, positions)  # (B, H, L, Dh)
+                q = self.rope(q, positions, checked=True)  # (B, H, L, Dh)
+                k = self.rope(k, positions, checked=True)  # (B, H, L, Dh)
             if cache is not None:
                 k, v = cache.update(k, v)  # (B, H, S, Dh) with S = S_past + S_new
         S = k.shape[-2]

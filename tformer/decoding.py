@@ -243,7 +243,9 @@ def sample_next_token(
     2018). ``top_p`` (nucleus sampling, Holtzman et al. 2020, §3.1) then keeps the smallest set of most likely
     tokens whose probabilities sum to at least ``top_p``: tokens are taken in order of probability until the
     sum reaches it, so the token that crosses the threshold is kept; ``top_p = 1`` (or ``None``) changes
-    nothing. The order (temperature, then top-k, then top-p) is the one Hugging Face's samplers apply.
+    nothing. As with ``top_k``, every token tied with the last one kept is kept too (so the nucleus does not
+    depend on how a sort orders equal logits). The order (temperature, then top-k, then top-p) is the one
+    Hugging Face's samplers apply.
     ``generator`` makes sampling reproducible.
 
     Shape:
@@ -280,12 +282,12 @@ def sample_next_token(
 
 def _nucleus(scaled: Tensor, top_p: float) -> Tensor:
     """Set to -inf every logit outside the nucleus: the most likely tokens until their probability reaches top_p."""
-    ordered, order = scaled.sort(dim=-1, descending=True)  # (B, V) each
+    ordered = scaled.sort(dim=-1, descending=True).values  # (B, V), most likely first
     probs = torch.softmax(ordered, dim=-1)  # (B, V), most likely first
     before = probs.cumsum(dim=-1) - probs  # (B, V): the mass of the tokens ranked above each one
     drop_sorted = before >= top_p  # the threshold was reached before this token: the crossing token stays
-    drop = drop_sorted.scatter(-1, order, drop_sorted)  # (B, V), back in vocabulary order
-    return scaled.masked_fill(drop, float("-inf"))
+    lowest_kept = ordered.masked_fill(drop_sorted, float("inf")).amin(dim=-1, keepdim=True)  # (B, 1)
+    return scaled.masked_fill(scaled < lowest_kept, float("-inf"))  # a token tied with the last kept one stays
 
 
 @torch.no_grad()

@@ -24,12 +24,12 @@ from torch import Tensor, nn
 from tformer._checks import (
     check_activation,
     check_bool,
+    check_cache_count,
     check_choice,
     check_int,
     check_number,
     check_probability,
     check_type,
-    trust_caller,
 )
 from tformer.attention import KVCache, MultiHeadAttention
 from tformer.positional import RotaryEmbedding
@@ -60,8 +60,6 @@ class FeedForward(nn.Module):
             ``forward``, if the last dimension of ``x`` is not D.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(
         self, d_model: int, d_ff: int, dropout: float = 0.0, activation: str = "relu", *, bias: bool = True
     ) -> None:
@@ -77,9 +75,13 @@ class FeedForward(nn.Module):
         self.w_2 = nn.Linear(d_ff, d_model, bias=bias)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Tensor) -> Tensor:
-        """Apply the two linear maps with the activation between. Shape: ``(..., D) -> (..., D)``."""
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+    def forward(self, x: Tensor, *, checked: bool = False) -> Tensor:
+        """Apply the two linear maps with the activation between. Shape: ``(..., D) -> (..., D)``.
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
+        """
+        if not checked:  # True when the calling module has checked these inputs already
             check_activation("x", x, "(..., D)", self.w_1.weight, D=self.d_model)  # positions are independent
         hidden = _ACTIVATIONS[self.activation](self.w_1(x))  # (B, L, F)
         return self.w_2(self.dropout(hidden))  # (B, L, D)
@@ -180,8 +182,6 @@ class EncoderLayer(nn.Module):
             argument is invalid (TypeError for a wrong type).
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(
         self,
         d_model: int,
@@ -202,7 +202,6 @@ class EncoderLayer(nn.Module):
         check_bool("bias", bias)
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope, alibi=alibi)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
-        trust_caller(self.self_attn, self.ffn)  # forward checks x and the mask once for both
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.dropout1 = nn.Dropout(dropout)
@@ -215,6 +214,7 @@ class EncoderLayer(nn.Module):
         *,
         cache: KVCache | None = None,
         positions: Tensor | None = None,
+        checked: bool = False,
     ) -> tuple[Tensor, Tensor]:
         """Apply the layer.
 
@@ -229,18 +229,21 @@ class EncoderLayer(nn.Module):
         Raises:
             TypeError / ValueError: if ``x`` is not a floating-point ``(B, L, D)`` tensor of the parameters'
                 dtype; see :class:`MultiHeadAttention` for the mask.
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
         """
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+        if not checked:  # True when the calling module has checked these inputs already
             self.check_inputs(x, mask, cache=cache, positions=positions)
         if self.norm_first:
             h = self.norm1(x)
-            attn, weights = self.self_attn(h, h, h, mask, cache=cache, positions=positions)
+            attn, weights = self.self_attn(h, h, h, mask, cache=cache, positions=positions, checked=True)
             x = x + self.dropout1(attn)  # (B, L, D)
-            x = x + self.dropout2(self.ffn(self.norm2(x)))  # (B, L, D)
+            x = x + self.dropout2(self.ffn(self.norm2(x), checked=True))  # (B, L, D)
         else:
-            attn, weights = self.self_attn(x, x, x, mask, cache=cache, positions=positions)
+            attn, weights = self.self_attn(x, x, x, mask, cache=cache, positions=positions, checked=True)
             x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
-            x = self.norm2(x + self.dropout2(self.ffn(x)))  # (B, L, D)
+            x = self.norm2(x + self.dropout2(self.ffn(x, checked=True)))  # (B, L, D)
         return x, weights
 
     def check_inputs(
@@ -278,8 +281,6 @@ class DecoderLayer(nn.Module):
         ValueError / TypeError: as :class:`EncoderLayer`.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(
         self,
         d_model: int,
@@ -301,7 +302,6 @@ class DecoderLayer(nn.Module):
         self.self_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout, rope=rope, alibi=alibi)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, bias=bias, dropout=dropout)
         self.ffn = FeedForward(d_model, d_ff, dropout, activation, bias=bias)
-        trust_caller(self.self_attn, self.cross_attn, self.ffn)  # forward checks the stream, memory and masks once
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
@@ -317,6 +317,7 @@ class DecoderLayer(nn.Module):
         memory_mask: Tensor | None = None,
         *,
         cache: tuple[KVCache, KVCache] | None = None,
+        checked: bool = False,
     ) -> tuple[Tensor, Tensor, Tensor]:
         """Apply the layer.
 
@@ -334,24 +335,27 @@ class DecoderLayer(nn.Module):
         Raises:
             TypeError / ValueError: if ``x`` or ``memory`` is not a floating-point ``(B, *, D)`` tensor of the
                 parameters' dtype; see :class:`MultiHeadAttention` for the masks.
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
         """
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+        if not checked:  # True when the calling module has checked these inputs already
             self.check_inputs(x, memory, self_mask, memory_mask, cache=cache)
         self_cache, cross_cache = (None, None) if cache is None else cache
         if self.norm_first:
             h = self.norm1(x)
-            attn, self_weights = self.self_attn(h, h, h, self_mask, cache=self_cache)
+            attn, self_weights = self.self_attn(h, h, h, self_mask, cache=self_cache, checked=True)
             x = x + self.dropout1(attn)  # (B, L, D)
             h = self.norm2(x)
-            attn, cross_weights = self.cross_attn(h, memory, memory, memory_mask, cache=cross_cache)
+            attn, cross_weights = self.cross_attn(h, memory, memory, memory_mask, cache=cross_cache, checked=True)
             x = x + self.dropout2(attn)  # (B, L, D)
-            x = x + self.dropout3(self.ffn(self.norm3(x)))  # (B, L, D)
+            x = x + self.dropout3(self.ffn(self.norm3(x), checked=True))  # (B, L, D)
         else:
-            attn, self_weights = self.self_attn(x, x, x, self_mask, cache=self_cache)
+            attn, self_weights = self.self_attn(x, x, x, self_mask, cache=self_cache, checked=True)
             x = self.norm1(x + self.dropout1(attn))  # (B, L, D)
-            attn, cross_weights = self.cross_attn(x, memory, memory, memory_mask, cache=cross_cache)
+            attn, cross_weights = self.cross_attn(x, memory, memory, memory_mask, cache=cross_cache, checked=True)
             x = self.norm2(x + self.dropout2(attn))  # (B, L, D)
-            x = self.norm3(x + self.dropout3(self.ffn(x)))  # (B, L, D)
+            x = self.norm3(x + self.dropout3(self.ffn(x, checked=True)))  # (B, L, D)
         return x, self_weights, cross_weights
 
     def check_inputs(self, x: Tensor, memory: Tensor, self_mask: Tensor | None = None,
@@ -375,16 +379,6 @@ class DecoderLayer(nn.Module):
         ours = _from_torch_layer(cls, layer, num_norms=3)
         ours.cross_attn = MultiHeadAttention.from_torch(layer.multihead_attn)
         return ours.train(layer.training)
-
-
-def _check_cache_count(cache: object, num_layers: int, what: str) -> None:
-    """Raise if a stack's ``cache`` is not ``None`` or a list/tuple of one entry per layer."""
-    if cache is None:
-        return
-    if not isinstance(cache, (list, tuple)):
-        raise TypeError(f"cache: expected a list of {what}, got {type(cache).__name__}")
-    if len(cache) != num_layers:
-        raise ValueError(f"cache: expected {what}, {num_layers} in all, got {len(cache)}")
 
 
 def _final_norm(
@@ -413,8 +407,6 @@ class Encoder(nn.Module):
         ValueError / TypeError: if ``num_layers`` is not a positive int, or as :class:`EncoderLayer`.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(
         self,
         num_layers: int,
@@ -440,7 +432,6 @@ class Encoder(nn.Module):
                          layer_norm_eps=layer_norm_eps, bias=bias, rope=rope, alibi=alibi)
             for _ in range(num_layers)
         )
-        trust_caller(*self.layers)  # forward checks the first layer's inputs; each later one gets a layer's output
         self.final_norm = _final_norm(d_model, layer_norm_eps, bias, norm_first, final_norm)
 
     def forward(
@@ -450,19 +441,23 @@ class Encoder(nn.Module):
         *,
         cache: list[KVCache] | None = None,
         positions: Tensor | None = None,
+        checked: bool = False,
     ) -> tuple[Tensor, list[Tensor]]:
         """Apply every layer in turn; ``cache`` (one :class:`KVCache` per layer) enables incremental decoding.
 
         Raises:
             TypeError / ValueError: as :class:`EncoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
                 :class:`KVCache` per layer.
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
         """
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
-            _check_cache_count(cache, len(self.layers), "one KVCache per layer")
+        if not checked:  # True when the calling module has checked these inputs already
+            check_cache_count(cache, len(self.layers), "one KVCache per layer")
             self.layers[0].check_inputs(x, mask, cache=None if cache is None else cache[0], positions=positions)
         all_weights = []
         for i, layer in enumerate(self.layers):
-            x, weights = layer(x, mask, cache=None if cache is None else cache[i], positions=positions)
+            x, weights = layer(x, mask, cache=None if cache is None else cache[i], positions=positions, checked=True)
             all_weights.append(weights)
         if self.final_norm is not None:
             x = self.final_norm(x)
@@ -482,8 +477,6 @@ class Decoder(nn.Module):
     Raises:
         ValueError / TypeError: if ``num_layers`` is not a positive int, or as :class:`DecoderLayer`.
     """
-
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
 
     def __init__(
         self,
@@ -510,7 +503,6 @@ class Decoder(nn.Module):
                          layer_norm_eps=layer_norm_eps, bias=bias, rope=rope, alibi=alibi)
             for _ in range(num_layers)
         )
-        trust_caller(*self.layers)  # forward checks the first layer's inputs; each later one gets a layer's output
         self.final_norm = _final_norm(d_model, layer_norm_eps, bias, norm_first, final_norm)
 
     def new_cache(self) -> list[tuple[KVCache, KVCache]]:
@@ -525,19 +517,23 @@ class Decoder(nn.Module):
         memory_mask: Tensor | None = None,
         *,
         cache: list[tuple[KVCache, KVCache]] | None = None,
+        checked: bool = False,
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         """Apply every layer in turn; ``cache`` comes from :meth:`new_cache`.
 
         Raises:
             TypeError / ValueError: as :class:`DecoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
                 ``(self, cross)`` pair of caches per layer.
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
         """
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
-            _check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
+        if not checked:  # True when the calling module has checked these inputs already
+            check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
             self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.layers):
-            x, sw, cw = layer(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[i])
+            x, sw, cw = layer(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[i], checked=True)
             self_weights.append(sw)
             cross_weights.append(cw)
         if self.final_norm is not None:

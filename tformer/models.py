@@ -29,7 +29,9 @@ import torch
 from torch import Tensor, nn
 
 from tformer._checks import (
+    check_activation,
     check_bool,
+    check_cache_count,
     check_choice,
     check_divisible,
     check_int,
@@ -37,7 +39,6 @@ from tformer._checks import (
     check_tensor,
     check_tokens,
     check_type,
-    trust_caller,
 )
 from tformer.attention import KVCache
 from tformer.decoding import CachedGenerationMixin, beam_search, greedy_decode
@@ -399,7 +400,6 @@ class Transformer(nn.Module):
         self.encoder = Encoder(config.num_encoder_layers, **_stack_settings(config), rope=rope)
         self.decoder = Decoder(config.num_decoder_layers, **_stack_settings(config), rope=rope)
         # encode and decode check the tokens (and caches) once; what they call runs trusted
-        trust_caller(self.encoder, self.decoder, *([] if self.positional is None else [self.positional]))
         self.output = nn.Linear(config.d_model, config.tgt_vocab_size)
         init_weights(self, config.init)
         if config.share_embeddings:  # §3.4: one matrix embeds both languages
@@ -441,7 +441,7 @@ class Transformer(nn.Module):
     def _embed(self, embedding: nn.Embedding, tokens: Tensor, offset: int) -> Tensor:
         x = embedding(tokens) * math.sqrt(self.config.d_model)  # (B, L, D)
         if self.positional is not None:
-            x = self.positional(x, offset)  # (B, L, D)
+            x = self.positional(x, offset, checked=True)  # (B, L, D)
         return self.dropout(x)
 
     @property
@@ -452,7 +452,7 @@ class Transformer(nn.Module):
     def _encode(self, src: Tensor) -> tuple[Tensor, Tensor, list[Tensor]]:
         src_padding = src != self.pad_id  # (B, S) True at real tokens
         x = self._embed(self.src_embed, src, 0)  # (B, S, D)
-        memory, weights = self.encoder(x, src_padding[:, None, None, :])  # (B, S, D); mask (B, 1, 1, S)
+        memory, weights = self.encoder(x, src_padding[:, None, None, :], checked=True)  # (B, S, D); mask (B, 1, 1, S)
         return memory, src_padding, weights
 
     def encode(self, src: Tensor) -> Tensor:
@@ -475,7 +475,7 @@ class Transformer(nn.Module):
             self_mask = causal_mask(L, past + L, device=tgt_in.device) if L > 1 else None
         memory_mask = None if src_padding is None else src_padding[:, None, None, :]  # (B, 1, 1, S)
         y = self._embed(self.tgt_embed, tgt_in, past)  # (B, L, D)
-        y, self_w, cross_w = self.decoder(y, memory, self_mask, memory_mask, cache=cache)  # (B, L, D)
+        y, self_w, cross_w = self.decoder(y, memory, self_mask, memory_mask, cache=cache, checked=True)  # (B, L, D)
         return self.output(y), self_w, cross_w  # (B, L, V_tgt)
 
     def decode(
@@ -497,9 +497,10 @@ class Transformer(nn.Module):
             TypeError/ValueError: on bad ``tgt_in`` (as :meth:`forward`), a ``memory`` whose batch differs from
             ``tgt_in``'s, or a ``src_padding`` not of shape ``(B, S)``.
         """
+        check_cache_count(cache, len(self.decoder.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
         past = 0 if cache is None else len(cache[0][0])
         B = check_tokens("tgt_in", tgt_in, self.config.tgt_vocab_size, self.position_limit, offset=past).shape[0]
-        check_tensor("memory", memory, "float", "(B, S, D)", B=B, D=self.d_model)  # from encode() of B sources
+        check_activation("memory", memory, "(B, S, D)", self.output.weight, B=B, D=self.d_model)  # from encode()
         if src_padding is not None:
             check_tensor("src_padding", src_padding, "bool", "(B, S)", B=B, S=memory.shape[1])
         return self._decode(tgt_in, memory, src_padding, cache)[0]
@@ -569,7 +570,6 @@ class _TokenStack(nn.Module):
         self.positional, rope = _positions(config)
         self.dropout = nn.Dropout(config.dropout)
         self.encoder = Encoder(config.num_layers, **_stack_settings(config), rope=rope)
-        trust_caller(self.encoder, *([] if self.positional is None else [self.positional]))  # the models check
 
     def check(self, tokens: Tensor, cache: list[KVCache] | None = None) -> None:
         """The models' checks of their input, once, before :meth:`forward` runs unchecked."""
@@ -589,9 +589,9 @@ class _TokenStack(nn.Module):
             mask = padding if mask is None else mask & padding
         x = self.embed(tokens) * math.sqrt(config.d_model)  # (B, L, D)
         if self.positional is not None:
-            x = self.positional(x, past)  # (B, L, D)
+            x = self.positional(x, past, checked=True)  # (B, L, D)
         positions = torch.arange(past, past + L, device=tokens.device)  # (L,) used by RoPE
-        return self.encoder(self.dropout(x), mask, cache=cache, positions=positions)
+        return self.encoder(self.dropout(x), mask, cache=cache, positions=positions, checked=True)
 
 
 class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):

@@ -93,7 +93,6 @@ class SinusoidalPositionalEncoding(nn.Module):
         dimension, or a negative ``offset``.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
 
     pe: Tensor
 
@@ -105,9 +104,13 @@ class SinusoidalPositionalEncoding(nn.Module):
         table = sinusoidal_positional_encoding(max_len, d_model, dtype=torch.float64)
         self.register_buffer("pe", table, persistent=False)  # (max_len, D)
 
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        """Return ``dropout(x + PE[offset : offset + L])``; ``offset`` is the first position (cached decoding)."""
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+    def forward(self, x: Tensor, offset: int = 0, *, checked: bool = False) -> Tensor:
+        """Return ``dropout(x + PE[offset : offset + L])``; ``offset`` is the first position (cached decoding).
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
+        """
+        if not checked:  # True when the calling module has checked these inputs already
             check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
             offset = check_int("offset", offset, 0)
         end = offset + x.shape[-2]
@@ -141,7 +144,6 @@ class LearnedPositionalEmbedding(nn.Module):
             non-int sizes or a ``std`` that is not a number.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
 
     keeps_own_init = True  # the N(0, 0.02²) start is part of the design, not a placeholder for Xavier
 
@@ -156,9 +158,13 @@ class LearnedPositionalEmbedding(nn.Module):
         self.embedding = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.embedding.weight, mean=0.0, std=std)
 
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        """Return ``x + E[offset : offset + L]``; ``offset`` is the first position (cached decoding)."""
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+    def forward(self, x: Tensor, offset: int = 0, *, checked: bool = False) -> Tensor:
+        """Return ``x + E[offset : offset + L]``; ``offset`` is the first position (cached decoding).
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
+        """
+        if not checked:  # True when the calling module has checked these inputs already
             check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
             offset = check_int("offset", offset, 0)
             end = offset + x.shape[-2]
@@ -198,8 +204,6 @@ class RotaryEmbedding(nn.Module):
         TypeError: ``base`` not a number; non-integer ``positions``; non-float ``x``.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(self, head_dim: int, base: float = 10000.0, max_len: int = 512) -> None:
         super().__init__()
         head_dim = check_int("head_dim", head_dim, 1)
@@ -209,9 +213,13 @@ class RotaryEmbedding(nn.Module):
         self.base = check_number("base", base, 0.0, open_min=True)
         self.max_len = check_int("max_len", max_len, 0)
 
-    def forward(self, x: Tensor, positions: Tensor) -> Tensor:
-        """Rotate ``x`` (queries or keys) to its ``positions``."""
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+    def forward(self, x: Tensor, positions: Tensor, *, checked: bool = False) -> Tensor:
+        """Rotate ``x`` (queries or keys) to its ``positions``.
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
+        """
+        if not checked:  # True when the calling module has checked these inputs already
             check_tensor("x", x, "float", "(..., L, Dh)", Dh=self.head_dim)
             check_tensor("positions", positions, "int", "(L,)", L=x.shape[-2])
         # cos and sin of m·θ_j for the positions asked for, in float64 and rounded once to x's dtype. Computed

@@ -97,26 +97,51 @@ def test_a_layer_called_alone_still_checks_its_input() -> None:
 
 
 @pytest.mark.parametrize("family", sorted(ENTRY_CHECKS))
-def test_every_trusted_module_still_runs_through_its_hooks(family: str) -> None:
-    """Trusted calls go through ``nn.Module.__call__``: a forward hook on each trusted module sees it run.
+def test_every_module_still_runs_through_its_hooks(family: str) -> None:
+    """Trusted calls go through ``nn.Module.__call__``: a forward hook on every submodule with parameters sees it run.
 
     Tracing (chapter 09's ShapeTrace) and FSDP's per-layer gathers (chapter 15) rely on those hooks; calling a
     layer's unchecked body directly, as an earlier version of this change did, skips them.
     """
     model, inputs = _build(family, 2)
-    trusted = {name for name, m in model.named_modules() if getattr(m, "checked_by_caller", False)}
     ran: set[str] = set()
     for name, module in model.named_modules():
-        if name in trusted:
+        if name and not isinstance(module, torch.nn.ModuleList):
             module.register_forward_hook(lambda m, args, out, name=name: ran.add(name))
     model(*inputs)
-    assert trusted, family
-    assert ran == trusted, f"{family}: hooks never ran on {sorted(trusted - ran)}"
+    unused = {"pooler", "pooler.0", "pooler.1", "classifier"}  # EncoderOnlyTransformer's heads: not in forward
+    expected = {name for name, m in model.named_modules() if name and not isinstance(m, torch.nn.ModuleList)}
+    assert expected - unused - ran == set(), f"{family}: hooks never ran on {sorted(expected - unused - ran)}"
 
 
-def test_the_owner_marks_what_it_checks_for() -> None:
-    model = Transformer(V, V, d_model=16, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=32)
-    trusted = {name for name, m in model.named_modules() if getattr(m, "checked_by_caller", False)}
-    assert {"encoder", "decoder", "positional", "decoder.layers.1", "decoder.layers.1.cross_attn",
-            "encoder.layers.0.ffn"} <= trusted
-    assert not tformer.EncoderLayer(8, 2, 16).checked_by_caller  # built alone, it checks its input
+def _owned(model: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
+    return [(n, m) for n, m in model.named_modules() if isinstance(m, (tformer.EncoderLayer, tformer.DecoderLayer))]
+
+
+def test_a_module_owned_by_a_model_still_checks_when_a_reader_calls_it() -> None:
+    """Trust is per call: the decoder of a model, called directly with a memory of another batch, refuses it."""
+    model = Transformer(V, V, d_model=16, num_heads=4, num_encoder_layers=1, num_decoder_layers=1, d_ff=32)
+    y, memory = torch.randn(2, 3, 16), torch.randn(1, 5, 16)
+    for call in (lambda: model.decoder(y, memory), lambda: model.decoder.layers[0](y, memory),
+                 lambda: model.decoder.layers[0].cross_attn(y, memory, memory)):  # fmt: skip
+        with pytest.raises(ValueError, match=r"B=2"):
+            call()
+    with pytest.raises(TypeError, match=r"^x: expected a floating-point"):
+        model.positional(torch.zeros(2, 3, 16, dtype=torch.long))
+
+
+def test_a_shared_rope_still_checks_when_called_alone() -> None:
+    rope = tformer.RotaryEmbedding(8)
+    tformer.MultiHeadAttention(16, 2, rope=rope)
+    with pytest.raises(ValueError, match=r"^positions: expected shape \(L=5,\)"):
+        rope(torch.randn(1, 2, 5, 8), torch.tensor([3]))
+
+
+def test_decode_checks_the_memory_dtype_and_the_cache_count() -> None:
+    model = Transformer(V, V, d_model=16, num_heads=4, num_encoder_layers=1, num_decoder_layers=2, d_ff=32)
+    tgt, memory = torch.randint(1, V, (2, 3)), torch.randn(2, 5, 16)
+    with pytest.raises(TypeError, match=r"^memory: expected"):
+        model.decode(tgt, memory.double())
+    for cache in (model.new_cache()[:1], model.new_cache() * 2):
+        with pytest.raises(ValueError, match=r"^cache: expected one \(self, cross\) KVCache pair per layer"):
+            model.decode(tgt, memory, cache=cache)

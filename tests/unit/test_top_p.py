@@ -56,7 +56,7 @@ def test_rows_get_their_own_nucleus_and_top_k_comes_first() -> None:
     flat = torch.full((4,), 0.25).log()
     draws = _draws(torch.stack([peaked, flat]), top_p=0.6)  # (n, 2)
     assert set(draws[:, 0].tolist()) == {0}  # 0.9 alone reaches 0.6
-    assert len(set(draws[:, 1].tolist())) == 3  # 0.25 + 0.25 < 0.6 <= 0.75: three of the four equal tokens
+    assert set(draws[:, 1].tolist()) == {0, 1, 2, 3}  # 0.75 reaches 0.6 at the third; the fourth ties: kept
     # top-k = 2 first, then the nucleus of what is left, renormalised (0.5/0.8 = 0.625, 0.3/0.8): 0.625 alone
     # reaches 0.6, while without top-k 0.5 does not
     assert set(_draws(torch.tensor([PROBS]).log(), top_k=2, top_p=0.6)[:, 0].tolist()) == {1}
@@ -84,3 +84,9 @@ def test_generate_passes_top_p_a_tiny_nucleus_is_greedy() -> None:
     greedy = model.generate(prompt, 6)
     nucleus = model.generate(prompt, 6, temperature=1.0, top_p=1e-6, generator=torch.Generator().manual_seed(3))
     assert torch.equal(nucleus, greedy)
+
+
+def test_tokens_tied_with_the_last_kept_one_are_kept_as_top_k_does() -> None:
+    logits = torch.tensor([[2.0, 1.0, 1.0, 1.0, 0.0]])  # ids 1, 2, 3 tie
+    assert set(_draws(logits, top_p=0.6)[:, 0].tolist()) == {0, 1, 2, 3}  # not only id 1 (the sort's pick)
+    assert set(_draws(logits, top_k=2)[:, 0].tolist()) == {0, 1, 2, 3}

@@ -23,7 +23,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from tformer._checks import check_bos_eos, check_choice, check_ids, check_int, check_tensor, trust_caller
+from tformer._checks import check_bos_eos, check_choice, check_ids, check_int, check_tensor
 
 __all__ = ["BahdanauAttention", "Seq2SeqRNN", "Seq2SeqRNNConfig"]
 
@@ -52,8 +52,6 @@ class BahdanauAttention(nn.Module):
     Translate", §3.1 and Appendix A.1.2.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int) -> None:
         super().__init__()
         for name, value in (("query_dim", query_dim), ("key_dim", key_dim), ("attn_dim", attn_dim)):
@@ -67,10 +65,14 @@ class BahdanauAttention(nn.Module):
         return self.w_key(keys)
 
     def forward(
-        self, query: Tensor, keys: Tensor, mask: Tensor | None = None, *, projected_keys: Tensor | None = None
+        self, query: Tensor, keys: Tensor, mask: Tensor | None = None, *, projected_keys: Tensor | None = None, checked: bool = False
     ) -> tuple[Tensor, Tensor]:
-        """Context and weights for each query; shapes, masking and errors as in the class docstring."""
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+        """Context and weights for each query; shapes, masking and errors as in the class docstring.
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
+        """
+        if not checked:  # True when the calling module has checked these inputs already
             q = query.unsqueeze(1) if query.dim() == 2 else query  # (B, L, Dq)
             if q.dim() != 3 or q.shape[-1] != self.w_query.in_features:
                 raise ValueError(
@@ -197,8 +199,6 @@ class Seq2SeqRNN(nn.Module):
         self.attention = (
             BahdanauAttention(hidden_size, hidden_size, attn_dim or hidden_size) if attention == "bahdanau" else None
         )
-        if self.attention is not None:
-            trust_caller(self.attention)  # forward checks the ids and the mask once
         self.output = nn.Linear(2 * hidden_size, tgt_vocab_size)
 
     # --- checks ---------------------------------------------------------------------------------------------
@@ -257,7 +257,7 @@ class Seq2SeqRNN(nn.Module):
         if self.attention is None:
             context = fixed  # (B, H_hid)
         else:
-            context, weights = self.attention(self._hidden(state), enc_out, src_mask, projected_keys=keys)
+            context, weights = self.attention(self._hidden(state), enc_out, src_mask, projected_keys=keys, checked=True)
         step_in = torch.cat([self.tgt_embedding(y_prev), context], dim=-1).unsqueeze(1)  # (B, 1, E + H_hid)
         out, state = self.decoder(step_in, state)
         return out[:, 0], context, state, weights

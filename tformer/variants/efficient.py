@@ -33,7 +33,6 @@ from tformer._checks import (
     check_self_attention,
     check_tensor,
     check_type,
-    trust_caller,
 )
 from tformer.attention import KVCache, MultiHeadAttention, merge_heads, split_heads
 from tformer.functional import attend
@@ -100,8 +99,6 @@ class GroupedQueryAttention(nn.Module):
             or ``rope`` is not a RotaryEmbedding of width Dh.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(
         self,
         d_model: int,
@@ -127,8 +124,6 @@ class GroupedQueryAttention(nn.Module):
             got = rope.head_dim if isinstance(rope, RotaryEmbedding) else type(rope).__name__
             raise ValueError(f"rope: expected a RotaryEmbedding with head_dim Dh = D / H = {self.head_dim}, got {got}")
         self.rope = rope
-        if rope is not None:
-            trust_caller(rope)  # forward checks the positions; q and k are built here
         kv_width = num_kv_heads * self.head_dim
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, kv_width, bias=bias)
@@ -144,6 +139,7 @@ class GroupedQueryAttention(nn.Module):
         *,
         cache: KVCache | None = None,
         positions: Tensor | None = None,
+        checked: bool = False,
     ) -> tuple[Tensor, Tensor]:
         """Attend with H query heads over H_kv shared key/value heads.
 
@@ -164,8 +160,11 @@ class GroupedQueryAttention(nn.Module):
             TypeError / ValueError: on a non-float input, a wrong width or rank, mismatched batch (a ``cache``
                 of another batch B included), or a bad mask; ValueError with ``rope`` when ``key`` is not
                 ``query`` (cross-attention, refused as :class:`~tformer.attention.MultiHeadAttention` does).
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
         """
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+        if not checked:  # True when the calling module has checked these inputs already
             self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
         B, L, _ = query.shape
         Hkv, R, Dh = self.num_kv_heads, self.group_size, self.head_dim
@@ -176,8 +175,8 @@ class GroupedQueryAttention(nn.Module):
             if positions is None:
                 past = 0 if cache is None else len(cache)
                 positions = torch.arange(past, past + L, device=query.device)  # (L,)
-            q = self.rope(q, positions)  # (B, H_kv, R, L, Dh): every query head rotated alike
-            k = self.rope(k, positions)  # (B, H_kv, L, Dh): rotated once, before it is cached
+            q = self.rope(q, positions, checked=True)  # (B, H_kv, R, L, Dh): every query head rotated alike
+            k = self.rope(k, positions, checked=True)  # (B, H_kv, L, Dh): rotated once, before it is cached
         if cache is not None:
             k, v = cache.update(k, v)  # (B, H_kv, S, Dh)
         S = k.shape[-2]

@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Literal
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int, check_number, check_tokens, trust_caller
+from tformer._checks import check_int, check_number, check_tokens
 from tformer.attention import KVCache
 from tformer.decoding import CachedGenerationMixin
 from tformer.masks import causal_mask
@@ -71,8 +71,6 @@ class ModernDecoderLayer(nn.Module):
             :class:`~tformer.variants.swiglu.SwiGLUFeedForward` and :class:`~tformer.variants.rmsnorm.RMSNorm`.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(
         self, d_model: int, num_heads: int, num_kv_heads: int, d_ff: int, *, rope: RotaryEmbedding,
         norm_eps: float = 1e-5,
@@ -82,23 +80,26 @@ class ModernDecoderLayer(nn.Module):
         self.attention = GroupedQueryAttention(d_model, num_heads, num_kv_heads, bias=False, rope=rope)
         self.ffn_norm = RMSNorm(d_model, eps=norm_eps)
         self.ffn = SwiGLUFeedForward(d_model, d_ff, bias=False)
-        trust_caller(self.attention_norm, self.attention, self.ffn_norm, self.ffn)  # forward checks x and the mask once
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, *, cache: KVCache | None = None,
         positions: Tensor | None = None,
+        checked: bool = False,
     ) -> tuple[Tensor, Tensor]:
         """Pre-norm residual attention then pre-norm residual SwiGLU. Shape: ``(B, L, D) -> (B, L, D)``.
 
         ``mask`` is boolean, True = may attend, broadcastable to ``(B, H, L, S)``; ``cache`` and ``positions``
         are passed to the attention (RoPE positions default to ``len(cache) + arange(L)``).
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
         """
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+        if not checked:  # True when the calling module has checked these inputs already
             self.attention.check_inputs(x, x, x, mask, cache=cache, positions=positions)
-        h = self.attention_norm(x)  # (B, L, D)
-        attended, weights = self.attention(h, h, h, mask, cache=cache, positions=positions)  # (B, L, D)
+        h = self.attention_norm(x, checked=True)  # (B, L, D)
+        attended, weights = self.attention(h, h, h, mask, cache=cache, positions=positions, checked=True)  # (B, L, D)
         x = x + attended  # (B, L, D)
-        return x + self.ffn(self.ffn_norm(x)), weights  # (B, L, D), (B, H, L, S)
+        return x + self.ffn(self.ffn_norm(x, checked=True), checked=True), weights  # (B, L, D), (B, H, L, S)
 
 
 def modern_lm_parameter_count(
@@ -255,7 +256,6 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
             for _ in range(config.num_layers)
         )
         self.final_norm = RMSNorm(D, eps=config.norm_eps)
-        trust_caller(*self.layers, self.final_norm)  # forward checks the tokens once
         self.output = nn.Linear(D, config.vocab_size, bias=False)
         for p in self.parameters():  # the book's "xavier" scheme: every matrix; RMSNorm gains stay at 1
             if p.dim() > 1:
@@ -317,7 +317,7 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
         x = self.embed(tokens) * math.sqrt(self.d_model)  # (B, L, D)
         weights = []
         for i, layer in enumerate(self.layers):
-            x, w = layer(x, mask, cache=None if cache is None else cache[i], positions=positions)  # (B, L, D)
+            x, w = layer(x, mask, cache=None if cache is None else cache[i], positions=positions, checked=True)  # (B, L, D)
             weights.append(w)
-        logits = self.output(self.final_norm(x))  # (B, L, V)
+        logits = self.output(self.final_norm(x, checked=True))  # (B, L, V)
         return (logits, weights) if return_attention else logits

@@ -53,8 +53,6 @@ class RMSNorm(nn.Module):
         ValueError: if ``d_model < 1`` or ``eps`` is not finite and ``> 0``; in ``forward``, if the last dimension of ``x`` is not D.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(self, d_model: int, eps: float | None = None) -> None:
         super().__init__()
         self.d_model = check_int("d_model", d_model, 1)
@@ -68,9 +66,13 @@ class RMSNorm(nn.Module):
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(d_model))  # (D,)
 
-    def forward(self, x: Tensor) -> Tensor:
-        """Normalise ``x`` by its root mean square over the last dimension. Shape: ``(..., D) -> (..., D)``."""
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+    def forward(self, x: Tensor, *, checked: bool = False) -> Tensor:
+        """Normalise ``x`` by its root mean square over the last dimension. Shape: ``(..., D) -> (..., D)``.
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
+        """
+        if not checked:  # True when the calling module has checked these inputs already
             if not isinstance(x, Tensor) or not x.is_floating_point():
                 got = x.dtype if isinstance(x, Tensor) else type(x).__name__
                 raise TypeError(f"x: expected a floating-point tensor (..., D), got {got}")

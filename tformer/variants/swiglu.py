@@ -74,8 +74,6 @@ class SwiGLUFeedForward(nn.Module):
         ValueError: if a width is below 1; in ``forward``, if the last dimension of ``x`` is not D.
     """
 
-    checked_by_caller = False  # set by an owner that checks for it (tformer._checks.trust_caller)
-
     def __init__(self, d_model: int, d_ff: int, *, bias: bool = False) -> None:
         super().__init__()
         self.d_model = check_int("d_model", d_model, 1)
@@ -84,9 +82,13 @@ class SwiGLUFeedForward(nn.Module):
         self.w_3 = nn.Linear(d_model, d_ff, bias=bias)  # V: the value it gates
         self.w_2 = nn.Linear(d_ff, d_model, bias=bias)  # W_2: back to D
 
-    def forward(self, x: Tensor) -> Tensor:
-        """Gate, multiply, project back. Shape: ``(..., D) -> (..., D)``."""
-        if not self.checked_by_caller:  # an owner that checked already calls in trusted
+    def forward(self, x: Tensor, *, checked: bool = False) -> Tensor:
+        """Gate, multiply, project back. Shape: ``(..., D) -> (..., D)``.
+
+        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
+        inputs in this call, passes it.
+        """
+        if not checked:  # True when the calling module has checked these inputs already
             if not isinstance(x, Tensor) or not x.is_floating_point():
                 got = x.dtype if isinstance(x, Tensor) else type(x).__name__
                 raise TypeError(f"x: expected a floating-point tensor (..., D), got {got}")
