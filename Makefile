@@ -66,11 +66,8 @@ test-notebooks: $(STAMP)
 
 ## make test-notebooks-threads [NB=...]: nbval on every notebook (or NB's), one at a time, with torch's default
 ## thread count (a reader's laptop; each cell may take up to 900 s).
-# Chapters 08-12 are not yet verified at the default thread count (chapter 12 failed two cells there): they run
-# only in the one-thread pass until they are.
-THREADS_NB ?= $(filter-out $(foreach n,08 09 10 11 12,notebooks/$(n)_%),$(NB))
 test-notebooks-threads: $(STAMP)
-	$(BIN)/python -m pytest -q -n 1 --dist loadfile $(NBVAL) $(THREADS_NB:.py=.ipynb)
+	$(BIN)/python -m pytest -q -n 1 --dist loadfile $(NBVAL) -p tools.notebook_times $(NB:.py=.ipynb)
 
 ## make html: export the stored notebooks (no execution) to an offline HTML book in build/html/.
 html: $(STAMP)

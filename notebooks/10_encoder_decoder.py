@@ -1007,7 +1007,7 @@ assert all(t > b for t, b in zip(tf_early, val_final["Bahdanau"], strict=True)),
 # %% [markdown]
 # In about the same training time the Transformer learned this task much faster: it translates
 # 69.0<!-- result: tf_short_em.min -->–78.3%<!-- result: tf_short_em.max --> of the 300 short test sentences
-# exactly, the RNN with Bahdanau attention 7.7<!-- result: rnn_bahdanau_em.min -->–26.7%<!-- result:
+# exactly, the RNN with Bahdanau attention 4.3<!-- result: rnn_bahdanau_em.min -->–22.0%<!-- result:
 # rnn_bahdanau_em.max -->, and the Transformer is ahead for each of the three seeds (the table above; the
 # figure shows the validation score during training).
 
@@ -1028,18 +1028,18 @@ plt.show()
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Each of the six runs trained for the time of 150<!-- result: tf_budget_steps --> Transformer steps
-# (7.5<!-- result: budget_seconds.min -->–8.3<!-- result: budget_seconds.max --> seconds of CPU time each in
-# the stored run). Paired by seed, the Transformer is ahead by 46.7<!-- result: tf_gap.min --> to
-# 70.7<!-- result: tf_gap.max --> points (the cell asserts a positive lead for every seed). A Bahdanau step
-# cost 1.06<!-- result: step_cost_bahdanau --> Transformer steps by the median of the timing rounds, so the RNN got
-# 142<!-- result: steps_bahdanau --> steps to the Transformer's 150<!-- result: tf_budget_steps -->, about as
+# (8.2<!-- result: budget_seconds.min -->–9.6<!-- result: budget_seconds.max --> seconds of CPU time each in
+# the stored run). Paired by seed, the Transformer is ahead by 51.3<!-- result: tf_gap.min --> to
+# 74.0<!-- result: tf_gap.max --> points (the cell asserts a positive lead for every seed). A Bahdanau step
+# cost 1.09<!-- result: step_cost_bahdanau --> Transformer steps by the median of the timing rounds, so the RNN got
+# 137<!-- result: steps_bahdanau --> steps to the Transformer's 150<!-- result: tf_budget_steps -->, about as
 # many (the cell asserts the two step counts stay within a quarter of each other). The median does not make
-# the times equal: each RNN run took 109<!-- result: rnn_time_share.min -->–110%<!-- result: rnn_time_share.max -->
+# the times equal: each RNN run took 87<!-- result: rnn_time_share.min -->–107%<!-- result: rnn_time_share.max -->
 # of its Transformer partner's CPU time, and the difference moves from run to run.
 #
 # Per step the order is the same. On the 100 validation sentences the Transformer ends at
 # 76<!-- result: tf_val_em.min -->–79%<!-- result: tf_val_em.max -->, the RNN at
-# 10<!-- result: bahdanau_val_em.min -->–33%<!-- result: bahdanau_val_em.max -->. The cell also reads the
+# 5<!-- result: bahdanau_val_em.min -->–26%<!-- result: bahdanau_val_em.max -->. The cell also reads the
 # Transformer at its last checkpoint at or before the RNN's step count (step
 # 100<!-- result: tf_early_step --> in the stored run, where the RNN got the fewer steps): 50<!-- result: tf_val_em_early.min -->–59%<!--
 # result: tf_val_em_early.max -->, above its RNN partner's end on every seed (asserted).
@@ -1047,7 +1047,7 @@ plt.show()
 # What this does not show. The size of the gap is not a stable figure: the RNN's curves are still climbing
 # steeply at the end (the figure), so its score moves a lot with the number of steps the timing grants it,
 # and the timing rounds put a Bahdanau step anywhere from 0.93<!-- result: step_cost_bahdanau_rounds.min -->
-# to 1.25<!-- result: step_cost_bahdanau_rounds.max --> Transformer steps (the median set it). How the two
+# to 1.29<!-- result: step_cost_bahdanau_rounds.max --> Transformer steps (the median set it). How the two
 # compare after a longer budget, and on long sentences (where chapter 02 measured attention's advantage over
 # the fixed context), is not measured here: three seeds of that would not fit in this chapter's running time.
 # Section 5's run, with its longer budget and the full corpus, shows what a Transformer reaches given more
