@@ -464,9 +464,10 @@ plt.show()
 # seven, so this ranks two training recipes as well as two masks.
 #
 # Part of that fall is a quirk of the probe: with nothing after `<mask>`, the sentence seems to end at the gap,
-# and in training a final `<mask>` always hid a sentence's last word, so the model guesses words that end
-# sentences. Keep the sentence's length and withhold only the right-hand words, and the encoder-only model
-# recovers part of the fall, but stays below its own score with both sides and below the twin, in every run. Asking it to
+# and in training a final `<mask>` always hid a sentence's last word, so the model probably guesses words
+# that end sentences. Keep the sentence's length and withhold only the right-hand words, and the encoder-only model
+# recovers part of the fall, but stays below its own score with both sides and below the twin, in every run. Asking
+# it to
 # write is like asking someone who has only ever done cloze tests with the whole page in view to continue a
 # story with the rest of the page covered. That is why BERT-style models are used to understand text
 # (classify it, tag it, embed it) and GPT-style models to write it.
@@ -552,7 +553,8 @@ print(f"{len(topics)} topics; {len(unlabelled):,} unlabelled sentences for pre-t
 # fine-tunes.) Below, the function first runs for a few steps from scratch, to show that the loss falls;
 # then the shipped encoders are loaded and their own records printed, beside two references: ln V, the loss
 # of a uniform guess, and the entropy of the characters' frequencies, about the loss of a guess that ignores
-# the context (a little above it: one target in ten is shown as itself). The short demonstration only gets down to about the second (it learns which characters are
+# the context (a little above it: one target in ten is shown as itself). The short demonstration only gets down to
+# about the second (it learns which characters are
 # frequent); getting below it, by using the context, is what the shipped encoders' longer training bought.
 
 # %% tags=["nbval-ignore-output"]
@@ -588,7 +590,8 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
 
 # %% [markdown]
 # Fine-tuning is the same for both arms: a linear layer on the mean of the characters' vectors (as
-# mean pooling, Sentence-BERT's default, Reimers & Gurevych 2019; BERT reads an extra `[CLS]` position, trained by a second
+# mean pooling, Sentence-BERT's default, Reimers & Gurevych 2019; BERT reads an extra `[CLS]` position, trained by a
+# second
 # pre-training task this book does not run), AdamW, batches of 32 labelled sentences, then the topic of each
 # test sentence.
 
@@ -680,11 +683,12 @@ plt.show()
 # With a fifth of the labels (693<!-- result: labelled_20 --> sentences) the pre-trained encoder scored higher
 # in all three runs (30.3%<!-- result: pre_20 --> against 27.2%<!-- result: scratch_20 --> on average); with all
 # the labels it scored lower in all three; with a twentieth, mixed. Every gap is within the test set's own
-# noise, so this shows at most the direction ULMFiT reported, not a measured benefit, and why pre-training
-# cost a little with all the labels was not tested (the fixed 150<!-- result: finetune_steps --> fine-tuning
+# noise, and with a twentieth, where ULMFiT's gain was largest, there is none to see: no measured benefit.
+# Why pre-training cost a little with all the labels was not tested (the fixed 150<!-- result: finetune_steps -->
+# fine-tuning
 # steps and a learning rate higher than BERT's are candidates). All scores are far from solved (though far above always
-# answering the most frequent topic, 8.3%<!-- result: majority_topic -->). So this small run shows the shape
-# of BERT's recipe, not its power: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1),
+# answering the most frequent topic, 8.3%<!-- result: majority_topic -->). So this small run shows how BERT's recipe
+# is carried out, not its power: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1),
 # while here the unlabelled text is the labelled text plus 400 sentences, so pre-training can add little
 # that the run with all the labels does not see anyway.
 
@@ -698,12 +702,14 @@ plt.show()
 # 150<!-- result: finetune_steps --> steps, was not tuned for either arm).
 #
 # **The arms.** Three seeds: seed s fine-tunes the encoder pre-trained with seed s, and its control starts
-# from the same starting weights as its partner (both are built right after torch's random seed is set to s). The two arms share the model, the classifier head's starting
+# from the same starting weights as its partner (both are built right after torch's random seed is set to s). The two
+# arms share the model, the classifier head's starting
 # weights, the fine-tuning recipe and the labelled examples drawn; they differ in what pre-training adds,
 # and that is more than "knowledge of the text": about 2,900 extra optimiser steps
 # (240<!-- result: pretrain_seconds --> s of one CPU thread per encoder) on that text, which includes the 400
 # validation sentences the scratch arm never sees, and weights rounded to float16 for shipping. The shipped
-# encoders' loss was still falling when pre-training stopped. The demonstration trains for
+# encoders' training loss was still falling slightly over their last few hundred steps (their stored
+# histories; not printed here). The demonstration trains for
 # 60<!-- result: mlm_demo_steps --> steps.
 #
 # **The numbers.** With a fifth of the labels the gain runs from 0.75<!-- result: gain_20.min --> to
@@ -927,7 +933,8 @@ plt.show()
 # lstm_time_share.min -->–110%<!-- result: lstm_time_share.max --> of the Transformer's time with the same seed. That
 # imbalance is too small to explain the lead: over the whole second half of its budget the Transformer's
 # training loss fell by less than the LSTM's smallest lead (asserted). Why the LSTM wins here was not tested;
-# the LSTM is ahead at equal steps too (the figure), so it is not its speed; candidates: it needs no positions, while this Transformer
+# the LSTM is ahead at equal steps too (the figure), so it is not its speed; candidates: it needs no positions, while
+# this Transformer
 # learns its 64 position vectors from scratch; it has far more parameters (printed above); the two share one
 # learning rate (6e-3, swept for neither); and the Transformer uses the post-norm block, which is often
 # reported to need care at a high peak rate after a short warm-up. How the two compare after minutes of
@@ -1027,7 +1034,8 @@ for r in (header, *rows):
 #    fullest.
 # 3. **Scaling.** Larger decoder-only models kept improving smoothly and predictably with more parameters,
 #    data and compute (Kaplan et al. 2020, whose Transformers were all decoder-only). The source articles say
-#    decoder-only scales most smoothly of the three; that comparison is not what Kaplan et al. measured, and T5 (Raffel et
+#    decoder-only scales most smoothly of the three; that comparison is not what Kaplan et al. measured, and T5
+#    (Raffel et
 #    al. 2020, §3.2) found an encoder-decoder with a denoising objective best among the architectures it
 #    compared at equal compute. Either way it needs a GPU cluster to show, not this notebook.
 #
@@ -1088,11 +1096,11 @@ plt.show()
 # - One stack of blocks makes three families: no mask (encoder-only), a causal mask (decoder-only), or both
 #   plus cross-attention (encoder-decoder).
 # - Encoder-only models are cloze solvers that see both sides of every gap. Withhold the right-hand words, as
-#   writing must, and they fall behind a decoder-only twin reading the same left side: they are built to
-#   read, not to write.
-# - An encoder pre-trained on unlabelled sentences, then fine-tuned, scored a little higher on topics with a
-#   fifth of the labels and a little lower with all of them, every gap within the test set's noise: on this
-#   little text the recipe's shape shows, not its power.
+#   writing must, and they fall behind a decoder-only twin reading the same left side: they are trained to
+#   fill gaps with both sides in view, not to continue text.
+# - Pre-training an encoder on this little unlabelled text made no difference we could separate from noise:
+#   mixed with a twentieth of the labels, a little ahead with a fifth, a little behind with all of them. The
+#   benefit BERT and ULMFiT report needs far more text.
 # - A small decoder-only character model, trained for seconds, is barely better than a bigram model, and an
 #   LSTM given about the same measured time beats it; temperature trades safety for variety.
 # - Two of the usual reasons decoder-only models won show here: training matches use, and causal attention

@@ -171,6 +171,9 @@ nats = {"LSTM": results.quote_range("lstm_nats", "12_three_families", "lstm_nats
         "Transformer": results.quote_range("gpt_nats", "12_three_families", "gpt_nats")}
 bigram = results.quote("bigram_nats", "12_three_families", "bigram_nats")
 lstm_lead = results.quote_range("lstm_lead", "12_three_families", "lstm_lead")
+# chapter 14 raced two Transformer blocks on the same text: how far block design alone moves the loss
+block_race = {"2017": results.quote("race_2017", "14_new_problems", "race_final_2017"),
+              "2024": results.quote_range("race_2024", "14_new_problems", "race_final_2024")}
 mem_slope = {"RNN": results.quote("mem_slope_rnn", "13_complexity", "mem_slope_rnn"),
              "Transformer": results.quote("mem_slope_att", "13_complexity", "mem_slope_att")}
 depth_steps = results.quote("depth_steps_pre", "09_transformer_block", "steps_pre.max")
@@ -197,8 +200,10 @@ def span(low_high: tuple[float, float], decimals: int = 1) -> str:
 
 print("gradient fade, decades per step back: " + ", ".join(f"{a} {slopes[a]:+.3f}" for a in ARCHS)
       + f" (attention's fitted slope {attention_slope:.5f}; its norm {norm_1:.4f} at distance 1, {norm_60:.4f} at 60; the RNN's factor per step "
-      f"{rnn_factor:.2f}, 100× weaker after {steps_100x['RNN']:.0f} steps)")
+      f"{rnn_factor:.2f}; chapter 01's measured curve below 0.01 after {steps_100x['RNN']:.0f} steps)")
 print("recall at distance 40, %: " + ", ".join(f"{a} {span(recall[a])}" for a in recall))
+print(f"chapter 14's block race on the same text, nats/char: 2017-style {block_race['2017']:.2f}, "
+      f"2024 {span(block_race['2024'], 2)}")
 print(f"translation, ≤{race_words:.0f} words, about equal time, exact match %: GRU + attention {span(em['GRU'])}, "
       f"Transformer {span(em['Transformer'])}, lead {span(em_gap)} points")
 print(f"longest sentences, same steps, exact match %: fixed context {buckets['fixed_long']:.0f}, "
@@ -280,7 +285,13 @@ print(f"memory growth exponent: RNN {mem_slope['RNN']:.2f}, Transformer {mem_slo
 # and the RNN's curves were still climbing steeply when the budget ended, so the size of its deficit moves
 # with the number of steps the timing grants it. In chapter 12: the LSTM has far more parameters, the two
 # models share one learning rate swept for neither, and the Transformer learns its position vectors from
-# scratch and uses the paper's post-norm block. Which of these decided either race was not tested.
+# scratch and uses the paper's post-norm block. Which of these decided either race was not tested, but
+# chapter 14 shows how much the block alone can move: racing two Transformer blocks on the same text (with
+# its own batch and budget, so not a race against this LSTM), a pre-norm 2017-style block ended at
+# 2.32<!-- result: race_2017 --> nats per character, about where chapter 12's post-norm one did, and the 2024
+# block (RMSNorm, SwiGLU, RoPE, grouped-query attention) at 1.68<!-- result: race_2024.min -->–1.83<!-- result:
+# race_2024.max -->, a larger step than the LSTM's lead. The Transformer column reports one configuration,
+# not the architecture.
 #
 # **The other trained rows.** Chapter 01's recall models are small cells after a short training, with the
 # LSTM's forget gate at PyTorch's initialisation; its exercise 01.5 shows what raising that gate's bias does
@@ -354,12 +365,12 @@ plt.show()
 # |---|---|---|---|
 # | parallel in time | RNN/LSTM/GRU O(n) serial; Transformer O(1) | 32 steps in order against 1 at n = 32 (ch. 13) | confirmed for training and for reading an input; a model that writes produces one token after another in all four |
 # | longest path | O(n) for the recurrent cells ("but the LSTM's gradient can pass losslessly"); O(1) | at initialisation the LSTM's gradient still fades, against the RNN's faster fade; attention: one hop, flat by construction (ch. 01, §2) | O(n) vs O(1) confirmed; "lossless" only if training learns it |
-# | per-layer cost | O(n·d²), LSTM ×4, GRU ×3; Transformer O(n²·d) + O(n·d²) | ×4.0<!-- result: lstm_ratio --> and ×3.0<!-- result: gru_ratio --> exactly (ch. 13); at n = 32 a Transformer layer costs more than an LSTM layer because of its feed-forward network, not its attention | confirmed; "attention is cheaper when n < d" holds for the attention core, while a whole attention layer, projections included, never costs fewer FLOPs than a plain RNN layer of the same width (ch. 13) |
+# | per-layer cost | O(n·d²), LSTM ×4, GRU ×3; Transformer O(n²·d) + O(n·d²) | ×4.0<!-- result: lstm_ratio --> and ×3.0<!-- result: gru_ratio --> exactly (ch. 13); at n = 32 a Transformer layer costs more than an LSTM layer because it is a bigger layer (its feed-forward network alone matches the LSTM layer; the attention projections add half again), not because of attention's n² term | confirmed; "attention is cheaper when n < d" holds for the attention core, while a whole attention layer, projections included, never costs fewer FLOPs than a plain RNN layer of the same width (ch. 13) |
 # | long-range dependency | RNN very weak; LSTM, GRU fairly strong; Transformer strong | recall at distance 40: RNN and LSTM at chance, the GRU above chance in every run but solving the task in only some runs (ch. 01); no chapter ran a Transformer on this task | RNN confirmed; the LSTM, "fairly strong" in the source articles, stayed at chance after chapter 01's short training of small cells (its cell path can carry a gradient far only if training learns to); the Transformer not tested |
 # | stackable depth | RNN, LSTM, GRU two to four layers; Transformer tens of layers, up to a hundred or more (数十至上百层) | a 16-layer stack: within the short run the stack without residuals was given, only the stacks with residual connections left chance; with residuals, pre-norm and post-norm both reached 99% in every run, pre-norm sooner (ch. 09); no chapter stacked RNNs | 16 layers trained with residuals; without them, not within the run tried; deeper stacks were not trained |
 # | interpretability | RNN, LSTM, GRU poor; Transformer: attention weights can be visualised | chapter 02 draws a GRU translator's attention, chapter 10 the Transformer's | the credit belongs to attention, not to the Transformer; and a drawing of the weights is not yet an explanation of the output (Jain & Wallace 2019) |
 # | scalability | Transformer "very strong, scaling laws hold" | — (needs far more compute than a laptop) | open |
-# | main weakness | RNN vanishing gradients; LSTM slow, many parameters; GRU limited memory; Transformer O(n²), KV cache | the self-attention core's memory grows about as n² (ch. 13); the float16 KV cache of a decoder shaped like Llama 2 7B holds 2,048<!-- result: llama_mha_mib --> MiB for one 4096-token sequence (ch. 14) | Transformer costs confirmed; "GRU: limited memory" not seen: after chapter 01's short training the GRU remembered farther than the LSTM |
+# | main weakness | RNN vanishing gradients; LSTM slow, many parameters; GRU limited memory; Transformer O(n²), KV cache | the self-attention core's memory grows about as n² (ch. 13); the float16 KV cache of a decoder shaped like Llama 2 7B holds 2,048<!-- result: llama_mha_mib --> MiB for one 4096-token sequence (ch. 14) | Transformer costs confirmed; "GRU: limited memory" (记忆容量有限, limited capacity) not tested as capacity; at distance 40, after chapter 01's short training, the GRU remembered farther than the LSTM |
 #
 # The core-mechanism row (hidden-state recurrence; three gates and a cell; two gates; self-attention) is a
 # definition, checked in chapter 01 where the book's cells reproduce `torch.nn.RNN/LSTM/GRU`.
@@ -454,9 +465,10 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 # appears in all three models; only the mask and the heads around the stack differ. Chapter 12 trained the
 # encoder-only and decoder-only families, chapter 10 the encoder-decoder (it translates
 # **97.3**<!-- result: ed_em -->% of its test sentences exactly), and chapter 14 built each later fix —
-# grouped-query attention, a mixture of experts, sliding-window and linear attention, RMSNorm, SwiGLU and
-# RoPE — as a layer with the same (B, L, D) interface, assembled into a 2024 block that stacks and trains
-# like the 2017 one.
+# grouped-query attention, a mixture of experts, sliding-window and linear attention, RMSNorm and SwiGLU —
+# with the same (B, L, D) interface, and assembled RMSNorm, SwiGLU, RoPE (from chapter 08) and grouped-query
+# attention into a 2024 block that stacks like the 2017 one and, in its race, trained to a lower
+# loss.
 #
 # ### Where this leaves us
 #
@@ -464,8 +476,9 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 # hybrid models. The small measurements of this book agree with its middle steps, without testing the
 # claims about scale: the RNN answered "how to read a sequence", gates gave training a way to remember
 # longer (after chapter 01's short training the GRU used it, the LSTM only over short distances),
-# attention answered "how to reach any position in one step", and the Transformer made training and
-# reading parallel work, at the price of memory that grows with n² (chapter 13) and a KV cache that grows
+# attention answered "how to reach any position in one step", and the Transformer (in the source articles'
+# words, 解决的是"如何让模型规模化": it solved how to scale models) made training and reading parallel work, the
+# part this book tested, at the price of memory that grows with n² (chapter 13) and a KV cache that grows
 # with every token written (chapter 14). State-space models such as Mamba bring a recurrence back for long
 # inputs. Architectures trade one cost for another; measuring the trade is the skill that outlasts any one
 # architecture.
@@ -481,8 +494,8 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 # - **Part II (chapters 03–08).** Attention is a weighted average; queries, keys and values make the weights
 #   learnable; scaling by √d_k keeps the softmax out of saturation; self-attention lets every token attend to
 #   every other, and masks decide who may see whom; several heads can split the work but need not;
-#   positions must be added (sinusoidal, learned, RoPE, ALiBi), and they decide how far a model
-#   extrapolates: in chapter 08 RoPE carried a learned rule far past the training length, the sinusoidal and
+#   positions must be added (under a causal mask a model can partly infer them, chapter 08), and they decide
+#   how far a model extrapolates: in chapter 08 RoPE carried a learned rule far past the training length, the sinusoidal and
 #   learned tables fell towards chance, and ALiBi, in the two setups tried, did not learn the exact offset.
 # - **Part III (chapters 09–12).** A Transformer block is attention plus a feed-forward network, each
 #   wrapped in a residual connection and LayerNorm; in a 16-layer stack only the versions with residuals
