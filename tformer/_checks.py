@@ -52,8 +52,14 @@ __all__ = [
 def check_cache_count(cache: object, num_layers: int, what: str) -> None:
     """Check a stack's ``cache``: ``None`` or a list/tuple of one entry per layer (``what`` says what an entry is).
 
+    An entry is a ``KVCache`` or a ``(self, cross)`` pair of them. Every cache object must be its own (one object
+    listed twice would receive two layers' keys), and the growing caches (``static`` False) must all hold the
+    same keys shape, as must the static ones: the stack reads the past length from layer 0 and checks layer 0's
+    cache against its input, which then covers every layer.
+
     Raises:
-        TypeError: if ``cache`` is not a list or tuple. ValueError: if it does not hold ``num_layers`` entries.
+        TypeError: if ``cache`` is not a list or tuple. ValueError: if it does not hold ``num_layers`` entries,
+            lists one cache object twice, or its caches of one kind differ in shape.
     """
     if cache is None:
         return
@@ -61,6 +67,24 @@ def check_cache_count(cache: object, num_layers: int, what: str) -> None:
         raise TypeError(f"cache: expected a list of {what}, got {type(cache).__name__}")
     if len(cache) != num_layers:
         raise ValueError(f"cache: expected {what}, {num_layers} in all, got {len(cache)}")
+    seen: dict[int, int] = {}
+    shapes: dict[bool, tuple[int, tuple[int, ...] | None]] = {}  # static or not -> (first layer, its keys shape)
+    for layer, entry in enumerate(cache):
+        for item in entry if isinstance(entry, (list, tuple)) else (entry,):
+            if id(item) in seen:
+                raise ValueError(
+                    f"cache: expected {what}, each cache its own object, got one object at layers {seen[id(item)]} and {layer}"
+                )
+            seen[id(item)] = layer
+            key = getattr(item, "key", None)
+            static, shape = bool(getattr(item, "static", False)), None if key is None else tuple(key.shape)
+            first, first_shape = shapes.setdefault(static, (layer, shape))
+            if shape != first_shape:
+                kind = "static (cross-attention)" if static else "growing (self-attention)"
+                raise ValueError(
+                    f"cache: expected {what}, every {kind} cache holding keys of one shape, "
+                    f"got {first_shape} at layer {first} and {shape} at layer {layer}"
+                )
 
 
 def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -406,18 +430,22 @@ def check_sampling(temperature: object, top_k: object, top_p: object = None) -> 
         check_number("top_p", top_p, 0.0, 1.0, open_min=True)
 
 
-def check_bos_eos(bos_id: object, eos_id: object, pad_id: int) -> None:
-    """Check that ``bos_id`` and ``eos_id`` are ints other than the model's ``pad_id`` (any decoder).
+def check_bos_eos(bos_id: object, eos_id: object, pad_id: int, vocab_size: int | None = None) -> None:
+    """Check that ``bos_id`` and ``eos_id`` are ints other than the model's ``pad_id`` (any decoder) and, when
+    ``vocab_size`` is given, ids of the target vocabulary ``[0, vocab_size)``.
 
     Raises:
         TypeError: if either is not an int.
-        ValueError: if either equals ``pad_id``.
+        ValueError: if either equals ``pad_id`` or lies outside ``[0, vocab_size)``.
     """
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
         if check_int(name, value) == pad_id:
             # training hides or zeroes the padding token, so BOS = PAD would feed the decoder an input it never
             # learned from, and EOS = PAD could not be told apart from the padding after it
             raise ValueError(f"{name}: expected an id different from model.pad_id={pad_id}, got {value}")
+        if vocab_size is not None and not 0 <= value < vocab_size:  # type: ignore[operator]
+            # an out-of-range BOS fails inside the embedding; an out-of-range EOS is never produced, so no row stops
+            raise ValueError(f"{name}: expected an id in the target vocabulary [0, {vocab_size}), got {value}")
 
 
 def check_eos_in_vocabulary(eos_id: int, V: int) -> None:
@@ -437,12 +465,8 @@ def check_decode_args(model: Any, src: object, max_len: object, bos_id: object, 
     """
     check_tensor("src", src, "int", "(B, S)")
     max_len = check_int("max_len", max_len, 1)
-    check_bos_eos(bos_id, eos_id, model.pad_id)
     V = getattr(model, "tgt_vocab_size", None)  # known up front for Transformer; else checked at the first step
-    if isinstance(V, int):
-        for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-            if not 0 <= value < V:  # type: ignore[operator]
-                raise ValueError(f"{name}: expected an id in the target vocabulary [0, {V}), got {value}")
+    check_bos_eos(bos_id, eos_id, model.pad_id, V if isinstance(V, int) else None)
     limit = getattr(model, "position_limit", None)  # None: RoPE or ALiBi, no end
     return max_len if limit is None else min(max_len, limit)
 

@@ -217,10 +217,9 @@ class MultiHeadAttention(nn.Module):
                 another batch B included), a bad mask, or RoPE or ALiBi used with a key that is not the query
                 (cross-attention).
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
         L = query.shape[1]
         q = split_heads(self.w_q(query), self.num_heads)  # (B, H, L, Dh)

@@ -260,11 +260,20 @@ def sample_next_token(
     Raises:
         TypeError: if ``logits`` is not a floating-point tensor, ``temperature`` or ``top_p`` not a number or
             ``top_k`` not an int.
-        ValueError: if ``logits`` is not 2-D, ``temperature`` is negative, infinite or NaN, ``top_k < 1``, or
-            ``top_p`` is outside (0, 1].
+        ValueError: if ``logits`` is not 2-D or has no column (V = 0), ``temperature`` is negative, infinite or
+            NaN, ``top_k < 1``, or ``top_p`` is outside (0, 1].
     """
     check_tensor("logits", logits, "float", "(B, V)")
+    if logits.shape[-1] == 0:
+        raise ValueError("logits: expected at least one token to choose from (V >= 1), got V = 0")
     check_sampling(temperature, top_k, top_p)
+    return _sample(logits, temperature, top_k, generator, top_p)
+
+
+def _sample(
+    logits: Tensor, temperature: float, top_k: int | None, generator: torch.Generator | None, top_p: float | None
+) -> Tensor:
+    """:func:`sample_next_token` without its checks: :func:`generate` checks its arguments once, not every token."""
     if temperature == 0:
         return logits.argmax(dim=-1)
     scaled = logits.float() / temperature  # (B, V)
@@ -348,7 +357,7 @@ def generate(
             logits = model(tokens if window is None else tokens[:, -window:])[:, -1]  # (B, V)
         if pad_id is not None:
             logits[:, pad_id] = float("-inf")  # padding, never a token
-        next_token = sample_next_token(logits, temperature, top_k, generator, top_p=top_p)[:, None]  # (B, 1)
+        next_token = _sample(logits, temperature, top_k, generator, top_p)[:, None]  # (B, 1), checked above
         tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
         step_input = next_token
     return tokens

@@ -78,10 +78,9 @@ class FeedForward(nn.Module):
     def forward(self, x: Tensor, *, checked: bool = False) -> Tensor:
         """Apply the two linear maps with the activation between. Shape: ``(..., D) -> (..., D)``.
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             check_activation("x", x, "(..., D)", self.w_1.weight, D=self.d_model)  # positions are independent
         hidden = _ACTIVATIONS[self.activation](self.w_1(x))  # (B, L, F)
         return self.w_2(self.dropout(hidden))  # (B, L, D)
@@ -230,10 +229,9 @@ class EncoderLayer(nn.Module):
             TypeError / ValueError: if ``x`` is not a floating-point ``(B, L, D)`` tensor of the parameters'
                 dtype; see :class:`MultiHeadAttention` for the mask.
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             self.check_inputs(x, mask, cache=cache, positions=positions)
         if self.norm_first:
             h = self.norm1(x)
@@ -336,10 +334,9 @@ class DecoderLayer(nn.Module):
             TypeError / ValueError: if ``x`` or ``memory`` is not a floating-point ``(B, *, D)`` tensor of the
                 parameters' dtype; see :class:`MultiHeadAttention` for the masks.
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             self.check_inputs(x, memory, self_mask, memory_mask, cache=cache)
         self_cache, cross_cache = (None, None) if cache is None else cache
         if self.norm_first:
@@ -449,10 +446,9 @@ class Encoder(nn.Module):
             TypeError / ValueError: as :class:`EncoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
                 :class:`KVCache` per layer.
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             check_cache_count(cache, len(self.layers), "one KVCache per layer")
             self.layers[0].check_inputs(x, mask, cache=None if cache is None else cache[0], positions=positions)
         all_weights = []
@@ -525,10 +521,9 @@ class Decoder(nn.Module):
             TypeError / ValueError: as :class:`DecoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
                 ``(self, cross)`` pair of caches per layer.
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
             self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
         self_weights, cross_weights = [], []

@@ -546,7 +546,8 @@ def _check_stack_cache(cache: object, layers: int) -> None:
 
     Raises:
         TypeError: ``cache: expected a list of 2 KVCache (model.new_cache()), got tuple`` (an encoder–decoder
-            cache, ``[None]``, a list of pairs). ValueError: a list of another length (``[]``).
+            cache, ``[None]``, a list of pairs). ValueError: a list of another length (``[]``), one cache listed
+            twice, or caches of different shapes (as :func:`~tformer._checks.check_cache_count`).
     """
     if cache is None:
         return
@@ -558,6 +559,7 @@ def _check_stack_cache(cache: object, layers: int) -> None:
             raise TypeError(f"cache[{i}]: expected a KVCache ({wanted}), got {type(item).__name__}")
     if len(cache) != layers:
         raise ValueError(f"cache: expected {wanted}, got a list of {len(cache)}")
+    check_cache_count(cache, layers, wanted)  # each layer its own cache, all of one shape
 
 
 class _TokenStack(nn.Module):

@@ -107,10 +107,9 @@ class SinusoidalPositionalEncoding(nn.Module):
     def forward(self, x: Tensor, offset: int = 0, *, checked: bool = False) -> Tensor:
         """Return ``dropout(x + PE[offset : offset + L])``; ``offset`` is the first position (cached decoding).
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
             offset = check_int("offset", offset, 0)
         end = offset + x.shape[-2]
@@ -161,10 +160,9 @@ class LearnedPositionalEmbedding(nn.Module):
     def forward(self, x: Tensor, offset: int = 0, *, checked: bool = False) -> Tensor:
         """Return ``x + E[offset : offset + L]``; ``offset`` is the first position (cached decoding).
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             check_tensor("x", x, "float", "(..., L, D)", D=self.d_model)
             offset = check_int("offset", offset, 0)
             end = offset + x.shape[-2]
@@ -216,10 +214,9 @@ class RotaryEmbedding(nn.Module):
     def forward(self, x: Tensor, positions: Tensor, *, checked: bool = False) -> Tensor:
         """Rotate ``x`` (queries or keys) to its ``positions``.
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             check_tensor("x", x, "float", "(..., L, Dh)", Dh=self.head_dim)
             check_tensor("positions", positions, "int", "(L,)", L=x.shape[-2])
         # cos and sin of m·θ_j for the positions asked for, in float64 and rounded once to x's dtype. Computed

@@ -20,6 +20,7 @@ import torch
 import tformer
 import tformer._checks as checks
 from tformer import DecoderOnlyTransformer, EncoderOnlyTransformer, Seq2SeqRNN, Transformer
+from tformer.decoding import sample_next_token
 from tformer.variants import ModernDecoderLM
 
 V = 13
@@ -145,3 +146,70 @@ def test_decode_checks_the_memory_dtype_and_the_cache_count() -> None:
     for cache in (model.new_cache()[:1], model.new_cache() * 2):
         with pytest.raises(ValueError, match=r"^cache: expected one \(self, cross\) KVCache pair per layer"):
             model.decode(tgt, memory, cache=cache)
+
+
+def _causal_models() -> list[torch.nn.Module]:
+    return [
+        DecoderOnlyTransformer(V, d_model=16, num_heads=4, num_layers=2, d_ff=32).eval(),
+        ModernDecoderLM(V, 16, 4, 2, 2, 32, max_len=32).eval(),
+    ]
+
+
+@pytest.mark.parametrize("model", _causal_models(), ids=["gpt", "modern"])
+def test_one_cache_listed_for_two_layers_is_refused(model: torch.nn.Module) -> None:
+    """Layer 1 would append its keys to layer 0's cache: the stack refuses the list at the door."""
+    shared = model.new_cache()[0]
+    with pytest.raises(ValueError, match=r"^cache: expected .*each cache its own object, got one object at layers 0 and 1"):
+        model(torch.randint(1, V, (1, 3)), cache=[shared, shared])
+
+
+@pytest.mark.parametrize("model", _causal_models(), ids=["gpt", "modern"])
+def test_caches_of_different_lengths_are_refused(model: torch.nn.Module) -> None:
+    """The stack reads the past length from layer 0; a layer 1 cache that holds more positions is refused."""
+    ahead = model.new_cache()
+    model(torch.randint(1, V, (1, 3)), cache=ahead)
+    cache = [model.new_cache()[0], ahead[1]]
+    cache[0].update(*(t[..., :2, :] for t in (ahead[0].key, ahead[0].value)))  # layer 0 holds 2 positions, layer 1 holds 3
+    with pytest.raises(ValueError, match=r"^cache: expected .*keys of one shape, got \(1, \d, 2, 4\) at layer 0 and \(1, \d, 3, 4\) at layer 1"):
+        model(torch.randint(1, V, (1, 1)), cache=cache)
+
+
+def test_the_encoder_decoder_cache_pairs_must_be_distinct() -> None:
+    model = Transformer(V, V, d_model=16, num_heads=4, num_encoder_layers=1, num_decoder_layers=2, d_ff=32)
+    tgt, memory = torch.randint(1, V, (2, 3)), torch.randn(2, 5, 16)
+    pair = model.new_cache()[0]
+    with pytest.raises(ValueError, match=r"got one object at layers 0 and 1"):
+        model.decode(tgt, memory, cache=[pair, pair])
+
+
+def test_generate_checks_the_sampling_arguments_once() -> None:
+    """generate checks temperature/top-k/top-p once; each token is then drawn by the unchecked sampler."""
+    model = _causal_models()[0]
+    counts: Counter[str] = Counter()
+    original = checks.check_sampling
+
+    def counting(*args: object, **kwargs: object) -> None:
+        counts["check_sampling"] += 1
+        original(*args, **kwargs)  # type: ignore[arg-type]
+
+    import tformer.decoding as decoding
+
+    decoding.check_sampling, saved = counting, decoding.check_sampling  # type: ignore[assignment]
+    try:
+        model.generate(torch.randint(1, V, (2, 2)), 6, temperature=0.8, top_k=5, top_p=0.9, generator=torch.Generator().manual_seed(0))
+    finally:
+        decoding.check_sampling = saved  # type: ignore[assignment]
+    assert counts["check_sampling"] == 1
+
+
+def test_sample_next_token_refuses_an_empty_vocabulary() -> None:
+    with pytest.raises(ValueError, match=r"^logits: expected at least one token .* got V = 0"):
+        sample_next_token(torch.zeros(2, 0), temperature=1.0)
+
+
+@pytest.mark.parametrize("name, bos, eos", [("bos_id", 99, 2), ("eos_id", 1, 99), ("bos_id", -1, 2)])
+def test_seq2seq_rnn_greedy_decode_range_checks_bos_and_eos(name: str, bos: int, eos: int) -> None:
+    """An out-of-range BOS used to fail inside the embedding, and an out-of-range EOS never stopped a row."""
+    model = Seq2SeqRNN(V, V, 8, 10, pad_id=0)
+    with pytest.raises(ValueError, match=rf"^{name}: expected an id in the target vocabulary \[0, {V}\), got {bos if name == 'bos_id' else eos}"):
+        model.greedy_decode(torch.randint(1, V, (2, 4)), 5, bos, eos)

@@ -69,10 +69,9 @@ class BahdanauAttention(nn.Module):
     ) -> tuple[Tensor, Tensor]:
         """Context and weights for each query; shapes, masking and errors as in the class docstring.
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             q = query.unsqueeze(1) if query.dim() == 2 else query  # (B, L, Dq)
             if q.dim() != 3 or q.shape[-1] != self.w_query.in_features:
                 raise ValueError(
@@ -331,11 +330,12 @@ class Seq2SeqRNN(nn.Module):
         Raises:
             TypeError: ``max_len``, ``bos_id`` or ``eos_id`` is not an int.
             ValueError: ``max_len`` < 1; ``bos_id`` or ``eos_id`` equal to ``pad_id`` (PAD is never decoded, and
-                an EOS equal to PAD could not be told from the padding after it); ``return_attention`` without
+                an EOS equal to PAD could not be told from the padding after it) or outside the target
+                vocabulary ``[0, V)``; ``return_attention`` without
                 attention; bad ``src`` (see :meth:`encode`).
         """
         check_int("max_len", max_len, 1)
-        check_bos_eos(bos_id, eos_id, self.pad_id)
+        check_bos_eos(bos_id, eos_id, self.pad_id, self.output.out_features)
         if return_attention and self.attention is None:
             raise ValueError("return_attention: expected False for a model built with attention=None, got True")
         enc_out, state, src_mask = self.encode(src, src_mask)

@@ -161,10 +161,9 @@ class GroupedQueryAttention(nn.Module):
                 of another batch B included), or a bad mask; ValueError with ``rope`` when ``key`` is not
                 ``query`` (cross-attention, refused as :class:`~tformer.attention.MultiHeadAttention` does).
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             self.check_inputs(query, key, value, mask, cache=cache, positions=positions)
         B, L, _ = query.shape
         Hkv, R, Dh = self.num_kv_heads, self.group_size, self.head_dim

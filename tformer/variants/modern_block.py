@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Literal
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int, check_number, check_tokens
+from tformer._checks import check_cache_count, check_int, check_number, check_tokens
 from tformer.attention import KVCache
 from tformer.decoding import CachedGenerationMixin
 from tformer.masks import causal_mask
@@ -91,10 +91,9 @@ class ModernDecoderLayer(nn.Module):
         ``mask`` is boolean, True = may attend, broadcastable to ``(B, H, L, S)``; ``cache`` and ``positions``
         are passed to the attention (RoPE positions default to ``len(cache) + arange(L)``).
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
+        if not checked:
             self.attention.check_inputs(x, x, x, mask, cache=cache, positions=positions)
         h = self.attention_norm(x, checked=True)  # (B, L, D)
         attended, weights = self.attention(h, h, h, mask, cache=cache, positions=positions, checked=True)  # (B, L, D)
@@ -306,9 +305,11 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
         Raises:
             TypeError / ValueError: see the class docstring.
         """
-        if cache is not None and (not isinstance(cache, list) or len(cache) != len(self.layers)):
-            got = len(cache) if isinstance(cache, list) else type(cache).__name__
-            raise ValueError(f"cache: expected a list of {len(self.layers)} KVCache objects (new_cache()), got {got}")
+        if cache is not None:
+            if not isinstance(cache, list) or len(cache) != len(self.layers):
+                got = len(cache) if isinstance(cache, list) else type(cache).__name__
+                raise ValueError(f"cache: expected a list of {len(self.layers)} KVCache objects (new_cache()), got {got}")
+            check_cache_count(cache, len(self.layers), "one KVCache per layer (new_cache())")  # each its own, one shape
         past = 0 if cache is None else len(cache[0])
         check_tokens("tokens", tokens, self.vocab_size, self.position_limit, offset=past)
         L = tokens.shape[1]

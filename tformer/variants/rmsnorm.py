@@ -18,7 +18,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int
+from tformer._checks import check_int, check_tensor
 
 __all__ = ["RMSNorm"]
 
@@ -69,15 +69,10 @@ class RMSNorm(nn.Module):
     def forward(self, x: Tensor, *, checked: bool = False) -> Tensor:
         """Normalise ``x`` by its root mean square over the last dimension. Shape: ``(..., D) -> (..., D)``.
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
-            if not isinstance(x, Tensor) or not x.is_floating_point():
-                got = x.dtype if isinstance(x, Tensor) else type(x).__name__
-                raise TypeError(f"x: expected a floating-point tensor (..., D), got {got}")
-            if x.dim() < 1 or x.shape[-1] != self.d_model:
-                raise ValueError(f"x: expected shape (..., D={self.d_model}), got {tuple(x.shape)}")
+        if not checked:
+            check_tensor("x", x, "float", "(..., D)", D=self.d_model)  # any float dtype: computed in float32/64
         compute = torch.float64 if x.dtype == torch.float64 else torch.float32  # torch's "opmath" dtype
         eps = torch.finfo(compute).eps if self.eps is None else self.eps
         xc = x.to(compute)  # (..., D), a no-op for float32/float64

@@ -17,11 +17,10 @@ Dimension letters: D ``d_model``, F the hidden width ``d_ff``; "..." any leading
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tformer._checks import check_int
+from tformer._checks import check_activation, check_int
 
 __all__ = ["SwiGLUFeedForward", "swiglu_hidden_width"]
 
@@ -85,16 +84,9 @@ class SwiGLUFeedForward(nn.Module):
     def forward(self, x: Tensor, *, checked: bool = False) -> Tensor:
         """Gate, multiply, project back. Shape: ``(..., D) -> (..., D)``.
 
-        ``checked=True`` skips the input checks: only a module that owns this one, and has checked the same
-        inputs in this call, passes it.
+        ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
-        if not checked:  # True when the calling module has checked these inputs already
-            if not isinstance(x, Tensor) or not x.is_floating_point():
-                got = x.dtype if isinstance(x, Tensor) else type(x).__name__
-                raise TypeError(f"x: expected a floating-point tensor (..., D), got {got}")
-            if x.dtype != self.w_1.weight.dtype and not torch.is_autocast_enabled(x.device.type):
-                raise TypeError(f"x: expected the parameters' dtype {self.w_1.weight.dtype}, got {x.dtype}")
-            if x.dim() < 1 or x.shape[-1] != self.d_model:
-                raise ValueError(f"x: expected shape (..., D={self.d_model}), got {tuple(x.shape)}")
+        if not checked:
+            check_activation("x", x, "(..., D)", self.w_1.weight, D=self.d_model)
         hidden = F.silu(self.w_1(x)) * self.w_3(x)  # (..., F)
         return self.w_2(hidden)  # (..., D)

@@ -98,5 +98,5 @@ def test_swiglu_errors() -> None:
     ffn = SwiGLUFeedForward(8, 16)
     with pytest.raises(ValueError, match=r"x: expected shape \(\.\.\., D=8\), got \(2, 7\)"):
         ffn(torch.randn(2, 7))
-    with pytest.raises(TypeError, match=r"x: expected the parameters' dtype torch.float32, got torch.float64"):
+    with pytest.raises(TypeError, match=r"x: expected the dtype of the parameters \(torch.float32\), got torch.float64"):
         ffn(torch.randn(2, 8, dtype=torch.float64))
