@@ -76,8 +76,8 @@ if "google.colab" in sys.modules:
 # - **post-norm / pre-norm** — LayerNorm after the residual addition, LayerNorm(x + Sublayer(x)) (the
 #   paper), or on the sublayer's input only, x + Sublayer(LayerNorm(x)).
 # - **residual stream** — the running sum x that the residual connections carry from layer to layer.
-# - **learning-rate warm-up** — starting training with a small learning rate that rises, here linearly, to
-#   its full value over the first steps.
+# - **learning-rate warm-up** — starting training with a small learning rate that rises to its full value
+#   over the first steps.
 # - **rank collapse** — the vectors of all positions becoming (nearly) the same as they pass through many
 #   attention layers.
 
@@ -452,10 +452,6 @@ for depth in (1, 6, 96):
 # - **post-norm**, the paper's layer;
 # - **pre-norm**, with the final LayerNorm such stacks need (section 7).
 #
-# Two more runs repeat **post-norm and pre-norm with a 50-step learning-rate warm-up** (the rate rises
-# linearly to its full value over the first 50 steps, then stays). They answer a question of section 7: on
-# this task, does either placement need a warm-up?
-#
 # Before any training we look at the top of each stack: how similar are the vectors of different positions
 # there? (We measure the average cosine similarity between the final vectors of two positions of the same
 # sequence: 1 means all positions carry the same vector.) We also measure each layer's gradient.
@@ -586,7 +582,7 @@ assert max(sim_init["pre-norm", s] for s in SEEDS) < min(sim_init["no residual",
 # </details>
 
 # %% [markdown]
-# Now we train all five stacks with Adam and, every 25 steps, read their accuracy on held-out reversals:
+# Now we train the three stacks with Adam and, every 25 steps, read their accuracy on held-out reversals:
 # sequences that never appear in training. A run stops at the first reading of 99%.
 
 # %% [markdown]
@@ -597,7 +593,7 @@ assert max(sim_init["pre-norm", s] for s in SEEDS) < min(sim_init["no residual",
 # the first checkpoint where that accuracy reaches 99%: its curve ends there, and the step is the measurement
 # (`train`'s `stop_when`; stopping changes nothing before the stop). What happens after 99% is not measured;
 # the loss is still falling at the stop. The stack without residuals gets 50 steps, and 50 steps is the limit
-# of what was asked: whether it leaves chance later was not tried; the four stacks with residuals get the same step budget (`ARMS` in the cell below), which only
+# of what was asked: whether it leaves chance later was not tried; the two stacks with residuals get the same step budget (`ARMS` in the cell below), which only
 # bounds them (the cell asserts every run stopped at least two checkpoints before it). At step 50 we also
 # record each layer's gradient, and the token similarity at steps 50 and 200 and where a run reached 99%.
 # This cell's numbers vary slightly from CPU to CPU, so its printed output is not compared when the chapter
@@ -609,20 +605,16 @@ assert max(sim_init["pre-norm", s] for s in SEEDS) < min(sim_init["no residual",
 held_out = reverse_task(256, SEQ_LEN, num_symbols=NUM_SYMBOLS, seed=123, exclude=[tuple(s) for s, _ in pairs])
 held_sources = torch.tensor([s for s, _ in held_out], device=device)  # (256, L), none seen in training
 held_targets = torch.tensor([t for _, t in held_out], device=device)  # (256, L)
-ARMS = {"no residual": 50, "post-norm": 400, "pre-norm": 400,  # most training steps per run
-        "post-norm, 50-step warm-up": 400, "pre-norm, 50-step warm-up": 400}
+ARMS = {"no residual": 50, "post-norm": 400, "pre-norm": 400}  # most training steps per run
 EVAL_EVERY, SOLVED = 25, 0.99  # accuracy every 25 steps; a run stops at the first checkpoint at 99% or more
 
 
 def train_arm(arm, seed):
     """Train one arm until 99% held-out (or its step budget); return its history and, per checkpoint, held-out
     accuracy (+ gradients at step 50, token similarity at steps 50 and 200 and where it reached 99%)."""
-    model = make_tagger(arm.split(",")[0], seed, hand_norm=False)  # F.layer_norm: section 2's numbers, one op
+    model = make_tagger(arm, seed, hand_norm=False)  # F.layer_norm: section 2's numbers, one op
     # fused=True: Adam updates all parameters in one operation instead of several per tensor (same algorithm)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.98), eps=1e-9, fused=True)
-    warmup = 50 if "warm-up" in arm else 0  # lr rises linearly to 1e-3 over the first 50 steps, then stays
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup)) \
-        if warmup else None
     checkpoints = {}
 
     def evaluate(m):
@@ -638,7 +630,7 @@ def train_arm(arm, seed):
         checkpoints[step] = point
         return {"held_out_accuracy": point["accuracy"]}
 
-    history = train(model, batches, tagging_loss, optimizer=optimizer, scheduler=scheduler, max_steps=ARMS[arm],
+    history = train(model, batches, tagging_loss, optimizer=optimizer, max_steps=ARMS[arm],
                     clip_grad_norm=None, device=device, progress=False, seed=seed, evaluate=evaluate,
                     eval_every=EVAL_EVERY, stop_when=lambda metrics: metrics["held_out_accuracy"] >= SOLVED)
     return history, checkpoints
@@ -690,11 +682,8 @@ summaries = {
     "acc_pre_100": [100 * a for a in at("pre-norm", 100)],
     "acc_post_100": [100 * a for a in at("post-norm", 100)],
     "acc_post": [100 * a for a in at("post-norm", 200)],
-    "acc_post_warmup": [100 * a for a in at("post-norm, 50-step warm-up", 200)],
     "steps_pre": solved["pre-norm"],
     "steps_post": solved["post-norm"],
-    "steps_pre_warmup": solved["pre-norm, 50-step warm-up"],
-    "steps_post_warmup": solved["post-norm, 50-step warm-up"],
     "loss_post_50": loss_50["post-norm"],
     "grad1_post_pre_50": [p[0] / q[0] for p, q in zip(at("post-norm", 50, "grads"), at("pre-norm", 50, "grads"),
                                                       strict=True)],
@@ -711,8 +700,7 @@ summaries = {
 # One run's value moves a little from CPU to CPU; these bands cover that, the seed spread is measured.
 # (The steps are checkpoints 25 apart; on this CPU a seeded run repeats them exactly.)
 tols = {"loss_no_res": 0.01, "acc_no_res": 1.0, "acc_pre_100": 3.0, "acc_post_100": 1.0,
-        "acc_post": 1.0, "acc_post_warmup": 1.0, "steps_pre": None, "steps_post": None,
-        "steps_pre_warmup": None, "steps_post_warmup": None, "loss_post_50": 0.01,
+        "acc_post": 1.0, "steps_pre": None, "steps_post": None, "loss_post_50": 0.01,
         "grad1_post_pre_50": 0.1, "grad_ratio_log10": 0.3,
         "shrink_per_layer": 0.1, "sim_no_res": 0.001, "sim_post": 0.02, "sim_pre": 0.005,
         "sim_pre_50": 0.02, "sim_post_50": 0.02, "sim_post_solved": 0.005}
@@ -723,11 +711,6 @@ assert min(loss_50["no residual"]) > chance - 0.05 and summary["acc_no_res"].hig
 assert max(loss_50["post-norm"]) < min(loss_50["no residual"]) - 0.3  # the control: same steps, with the "+ x"
 assert summary["acc_post"].high < 50, "post-norm should still be on the plateau at step 200"
 assert max(solved["pre-norm"]) < min(solved["post-norm"]), "pre-norm should leave the plateau first"
-assert summary["acc_post_warmup"].high < 50, "a 50-step warm-up should not take post-norm off the plateau by 200"
-for placement in ("pre-norm", "post-norm"):  # warm-up never sooner, at most one checkpoint later, seed by seed
-    assert all(0 <= warm - plain <= EVAL_EVERY for warm, plain in zip(
-        solved[placement + ", 50-step warm-up"], solved[placement], strict=True)), placement
-assert max(solved["pre-norm, 50-step warm-up"]) < min(solved["post-norm, 50-step warm-up"])
 assert summary["grad_ratio_log10"].low > 3
 assert summary["sim_no_res"].low > 0.99 > 0.5 > max(summary["sim_pre"].high, summary["sim_post_solved"].high)
 assert min(summary["sim_pre_50"].low, summary["sim_post_50"].low) > 0.5, "both placements' plateaus are similar"
@@ -736,8 +719,7 @@ assert min(summary["sim_pre_50"].low, summary["sim_post_50"].low) > 0.5, "both p
 fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(13, 4.5))
 colours = {"no residual": "tab:red", "post-norm": "tab:blue", "pre-norm": "tab:green"}
 for v in ARMS:
-    style = {"color": colours[v.split(",")[0]], "linewidth": 1.0, "alpha": 0.8,
-             "linestyle": "--" if "warm-up" in v else "-"}
+    style = {"color": colours[v], "linewidth": 1.0, "alpha": 0.8}
     for s in SEEDS:
         losses, points = runs[v, s][0].losses, runs[v, s][1]
         label = v if s == SEEDS[0] else None
@@ -755,8 +737,8 @@ for ax in (ax_loss, ax_acc):
     ax.set_xlabel("optimiser step")
 ax_loss.legend(fontsize=8)
 ax_acc.legend(fontsize=8)
-fig.suptitle(f"Reversing 8 symbols with a {DEPTH}-layer stack of width {WIDTH} (3 seeds per arm; dashed: "
-             "50-step warm-up; each run stops at its first checkpoint at 99% held-out)")
+fig.suptitle(f"Reversing 8 symbols with a {DEPTH}-layer stack of width {WIDTH} (3 seeds per arm; "
+             "each run stops at its first checkpoint at 99% held-out)")
 plt.show()
 
 # %% [markdown]
@@ -766,7 +748,7 @@ plt.show()
 #
 # **With the residual, both placements learn, pre-norm sooner.** Both first sit on a plateau with about a
 # third of the positions right, the flat stretch of the curves; then they leave it and climb to 99%: pre-norm
-# first, post-norm later, in each of three runs. A 50-step warm-up (dashed) made neither placement learn sooner.
+# first, post-norm later, in each of three runs.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -784,18 +766,9 @@ plt.show()
 # **250**<!-- result: steps_post.min -->–**275**<!-- result: steps_post.max -->. In every seed pre-norm got
 # there first (asserted).
 #
-# With warm-up, post-norm is on the same plateau at step 200, **34**<!-- result: acc_post_warmup -->%
-# (**33**<!-- result: acc_post_warmup.min -->–**34**<!-- result: acc_post_warmup.max -->), and first reaches
-# 99% at step **275**<!-- result: steps_post_warmup.min -->–**300**<!-- result: steps_post_warmup.max -->;
-# pre-norm with warm-up at step
-# **175**<!-- result: steps_pre_warmup.min -->–**200**<!-- result: steps_pre_warmup.max -->. Seed by seed,
-# each warm-up run got to 99% at the same checkpoint as its twin or one checkpoint (25 steps) later, never
-# sooner (asserted). That fits the arithmetic of a linear warm-up: its first 50 steps together apply about as
-# much learning rate as half as many full steps. With or without warm-up, pre-norm reached 99% before
-# post-norm in every seed. So at this depth (16 layers) and learning rate (1e-3) the placement changed *when*
-# the stack learned, not *whether*. What a comparison shows depends on when it stops: at step 200, with or
-# without warm-up, it reads as "post-norm struggles"; by step **300**<!-- result: steps_post_warmup.max -->
-# every run of both placements had reached 99%.
+# So at this depth (16 layers) and learning rate (1e-3) the placement changed *when* the stack learned, not
+# *whether*. What a comparison shows depends on when it stops: at step 200 it reads as "post-norm
+# struggles"; by step **275**<!-- result: steps_post.max --> every run of both placements had reached 99%.
 #
 # </details>
 
@@ -860,8 +833,8 @@ plt.show()
 # large in post-norm whatever the depth, while in pre-norm they shrink as the stack deepens; a large learning
 # rate on those large gradients makes post-norm training unstable, which is their reason for its
 # learning-rate warm-up (the paper used 4,000 warm-up steps). Section 6's 16-layer post-norm stack learned
-# without warm-up, and a 50-step warm-up did not make it learn sooner; larger learning rates, greater depths
-# and the paper's long warm-up were not tried here.
+# without warm-up; whether a warm-up makes either placement learn sooner, larger learning rates, greater
+# depths and the paper's long warm-up were not tried here (to try the first, pass a warm-up `scheduler` to `train` inside `train_arm`).
 #
 # We measure the gradient profile on `tformer`'s own `Encoder`, at initialisation, for stacks of 6, 24 and 48
 # layers. One random initialisation gives a noisy profile, so each curve is the geometric mean over five.

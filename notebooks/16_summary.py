@@ -145,6 +145,8 @@ attention_norms = torch.linalg.matrix_norm(jac[:, 0].permute(1, 0, 2), ord=2)  #
 distance = torch.arange(T - 1, -1, -1)  # T − t for each position t
 keep = (distance >= 1) & (distance <= 60)  # the distances chapter 01 fitted
 attention_slope = float(np.polyfit(distance[keep].numpy(), np.log10(attention_norms[keep].numpy()), 1)[0])
+# Checks of the computation, not findings: by symmetry the line must be flat (see below), so a slope or a
+# dip here would mean the Jacobian was taken or indexed wrongly.
 assert abs(attention_slope) < 0.01
 assert attention_norms[:-1].min() > 0.01 * attention_norms[:-1].max()  # never 100× weaker, at any distance 1..99
 slopes = {"RNN": results.quote("slope_rnn", "01_rnn_baselines", "slope_rnn_default"),
@@ -179,8 +181,12 @@ mem_slope = {"RNN": results.quote("mem_slope_rnn", "13_complexity", "mem_slope_r
 depth_steps = results.quote("depth_steps_pre", "09_transformer_block", "steps_pre.max")
 post_fastest = results.load("09_transformer_block", "steps_post.min")[0]
 seeds = {"recall": results.runs("01_rnn_baselines", "recall_gru_longest"),
-         "race": results.runs("10_encoder_decoder", "tf_short_em"),
-         "nats": results.runs("12_three_families", "lstm_nats")}
+         "translation race": results.runs("10_encoder_decoder", "tf_short_em"),
+         "attention GRU": results.runs("10_encoder_decoder", "rnn_bahdanau_em"),
+         "longest sentences": results.runs("02_seq2seq_bottleneck", "attn_long"),
+         "nats": results.runs("12_three_families", "lstm_nats"),
+         "block race": results.runs("14_new_problems", "race_final_2024"),
+         "depth": results.runs("09_transformer_block", "steps_pre")}
 
 # What the table and the text rely on, asserted (chance in the recall task is 25%).
 assert slopes["RNN"] < slopes["LSTM"] < 0 and slopes["GRU"] < 0
@@ -191,7 +197,7 @@ assert nats["LSTM"][1] < nats["Transformer"][0] and lstm_lead[0] > 0 and nats["T
 assert mem_slope["Transformer"] > 1.5 and abs(mem_slope["RNN"] - 1) < 0.2
 assert depth_steps < post_fastest  # pre-norm's slowest seed before post-norm's fastest
 assert min(seeds.values()) >= 3
-print(f"loaded from chapters 01, 02, 09, 10, 12 and 13; every trained row has {min(seeds.values())} or more seeds")
+print(f"loaded from chapters 01, 02, 09, 10, 12, 13 and 14; every trained row has {min(seeds.values())} or more seeds")
 
 
 def span(low_high: tuple[float, float], decimals: int = 1) -> str:
@@ -230,7 +236,7 @@ print(f"memory growth exponent: RNN {mem_slope['RNN']:.2f}, Transformer {mem_slo
 #
 # No cell is marked as a winner: whether fewer is better depends on the row (fewer parameters also means a
 # smaller model), and each row says what it counts. A dash, or "not run", means no chapter measured that
-# cell: this book trained only GRU translators, only an LSTM language model, and no Transformer on chapter
+# cell: its only recurrent translators were GRUs, its only recurrent language model an LSTM, and no Transformer ran chapter
 # 01's recall task.
 #
 # Read down the Transformer's column and the story of the book is there: one step where the recurrent
@@ -325,7 +331,7 @@ relative = (attention_norms / attention_norms[T - 2]).flip(0)[1:61]  # distance 
 ax.semilogy(k, relative.numpy(), "k-", label="self-attention layer (measured here)")
 ax.set_xlabel("distance T − t (time steps)")
 ax.set_ylabel("gradient norm relative to distance 1")
-ax.set_title("How much gradient reaches t steps back, at initialisation")
+ax.set_title("How much gradient reaches T − t steps back, at initialisation")
 ax.set_ylim(1e-22, 10)
 ax.legend(fontsize=8)
 plt.show()
@@ -388,11 +394,13 @@ print(f"LSTM / RNN FLOPs ×{lstm_ratio:.1f}, GRU / RNN ×{gru_ratio:.1f} (chapte
 # ### Insight 1: shorten the path, and information survives
 #
 # The source articles' first insight: every step of the history (RNN → RNN with attention → Transformer)
-# shortened the path between the positions that need each other, because signals and gradients fade along
-# long paths. The book has evidence for both halves of that sentence:
+# shortened the path between the positions that need each other, because, in their words, gradients and
+# information *inevitably* decay along long paths (必然衰减). The book has evidence for the path, with one
+# qualification on "inevitably":
 #
-# - **Gradients fade geometrically along a recurrent path** (chapter 01), while one attention layer reaches
-#   every earlier position in a single hop, alike at every distance (section 2).
+# - **At PyTorch's default initialisation, gradients fade geometrically along a recurrent path** (chapter 01);
+#   with larger weights chapter 01 saw them grow instead, so the fading is one regime, not a law. One
+#   attention layer reaches every earlier position in a single hop, alike at every distance (section 2).
 # - **One context vector is a long path too.** After the same short training, the fixed-context GRU
 #   translator of chapter 02 gets none of the longest sentences right; letting the decoder look back at every
 #   source word (Bahdanau attention) gets most of them right. Whether longer training would close the gap
@@ -402,7 +410,8 @@ print(f"LSTM / RNN FLOPs ×{lstm_ratio:.1f}, GRU / RNN ×{gru_ratio:.1f} (chapte
 #   chance later was not tried); by the end of that run the plain stack's first layer received tens of
 #   thousands to millions of times less gradient than the first layer of the same stack with residuals. The
 #   same idea, a shortcut, serves both length and depth — which is why the source articles link it to
-#   ResNet.
+#   ResNet. Without residuals the plain stack had a second problem, before any training: every position
+#   left its last layer as almost the same vector (chapter 09).
 #
 # ### Insight 2: parallel work is what the hardware rewards
 #
@@ -412,7 +421,8 @@ print(f"LSTM / RNN FLOPs ×{lstm_ratio:.1f}, GRU / RNN ×{gru_ratio:.1f} (chapte
 # - **The counts are clear.** In training, or when reading an input, an RNN layer's work is a chain of n
 #   dependent steps; a self-attention layer is a handful of large matrix products with no chain. (A model
 #   that writes text produces one token after another either way.) The Transformer layer of section 1 does
-#   more arithmetic than an LSTM layer, mostly in its feed-forward network, and its attention adds more as n
+#   more arithmetic than an LSTM layer: its feed-forward network alone matches the LSTM layer, the
+#   projections add half again, and its attention adds more as n
 #   grows; so its advantage is not fewer operations but that the operations can run at once.
 # - **On one CPU core the chain hardly shows.** With almost nothing to run in parallel, torch's fused LSTM
 #   layer was faster than a self-attention layer at the longest length chapter 13 timed, in the run that
@@ -475,10 +485,10 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 # The source articles end with a lineage: rules → statistics → RNNs and CNNs → Transformers → sparse and
 # hybrid models. The small measurements of this book agree with its middle steps, without testing the
 # claims about scale: the RNN answered "how to read a sequence", gates gave training a way to remember
-# longer (after chapter 01's short training the GRU used it, the LSTM only over short distances),
+# longer (after chapter 01's short training the GRU remembered farther, how was not measured; the LSTM only over short distances),
 # attention answered "how to reach any position in one step", and the Transformer (in the source articles'
 # words, 解决的是"如何让模型规模化": it solved how to scale models) made training and reading parallel work, the
-# part this book tested, at the price of memory that grows with n² (chapter 13) and a KV cache that grows
+# part this book counted (chapter 13) but could not time at scale, at the price of memory that grows with n² (chapter 13) and a KV cache that grows
 # with every token written (chapter 14). State-space models such as Mamba bring a recurrence back for long
 # inputs. Architectures trade one cost for another; measuring the trade is the skill that outlasts any one
 # architecture.
@@ -486,9 +496,9 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 # %% [markdown]
 # ## Recap of the book
 #
-# - **Part I (chapters 01–02).** An RNN reads one token per step; gradients through it fade (or explode)
-#   by a constant factor per step; gates (LSTM, GRU) give training a way to keep information longer, at 4×
-#   and 3× the parameters, though after a short training only the GRU used it at the longest distance. An
+# - **Part I (chapters 01–02).** An RNN reads one token per step; at the default scale, gradients through it
+#   fade by a constant factor per step (with large weights they grow until the tanh saturates); gates (LSTM, GRU) give training a way to keep information longer, at 4×
+#   and 3× the parameters, though after a short training only the GRU remembered at the longest distance. An
 #   encoder-decoder that passes one context vector loses the longest sentences after a short training;
 #   attention over the source words brings most of them back.
 # - **Part II (chapters 03–08).** Attention is a weighted average; queries, keys and values make the weights
@@ -657,7 +667,7 @@ if measured is not None:
 
 # %% [markdown]
 # **Why?** Both changes drive the training loss to almost zero, far below the honest model's, which cannot
-# beat chance on the six random digits of the first half. What do the two mistakes have in common, and why
+# beat chance on the five random digits it is asked to predict in the first half. What do the two mistakes have in common, and why
 # does each fail once the model has to write? Think it through, then open the worked answer.
 
 # %% [markdown] jupyter={"source_hidden": true}
@@ -673,9 +683,10 @@ if measured is not None:
 # Writing removes the answer. Without the mask the model meets a sequence whose right-hand neighbour it has
 # always relied on and that no longer exists: scored one prefix at a time (16.5), it is confidently wrong on
 # the random half, with a loss above the honest model's and above a uniform guess over ten digits (ln 10 ≈
-# 2.3). Most of the copying in the second half even survives, because the digit to copy also sits six
+# 2.3). Some of the copying in the second half may survive, because the digit to copy also sits six
 # positions back and the last training position, which never had a right-hand neighbour, had to learn to
-# read it there; that is a property of this task, not something the leaky training asked for. Without the shift the
+# read it there (not measured separately here); that would be a property of this task, not something the
+# leaky training asked for. Without the shift the
 # model learned "output the token you are given": asked for the next digit, it repeats the last one, again
 # and again, which is right for the final digit of the copy (the prompt's last digit) and elsewhere only by
 # chance, about one time in ten. In both cases the training loss measured a leak, not
