@@ -17,6 +17,7 @@ tokens/s, and the greedy translation of "the cat sat on the mat". ``--json PATH`
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -162,7 +163,15 @@ def main(argv: list[str] | None = None) -> dict:
     ]
     sys.stdout.write("\n".join(lines) + "\n")
     if args.save:
-        save_checkpoint(args.save, model, history=history, vocabs={"src": src_vocab, "tgt": tgt_vocab})
+        # the model's settings and what it scored travel with the weights (float32: the scores reproduce exactly)
+        shipped = {key: result[key] for key in ("test_exact_match", "test_bleu", "combinations_exact_match",
+                                                "the_cat_sat_on_the_mat", "steps", "train_cpu_s")}  # fmt: skip
+        shipped["config"] = dataclasses.asdict(model.config)  # Transformer(TransformerConfig(**config)) rebuilds it
+        changed = [f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()
+                   if k not in ("save", "json", "no_progress") and v != p.get_default(k)]  # the settings only
+        shipped["recipe"] = " ".join(["python benchmarks/train_translation.py", *changed])
+        save_checkpoint(args.save, model, history=history, vocabs={"src": src_vocab, "tgt": tgt_vocab},
+                        extra=shipped)  # fmt: skip
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(result, f, ensure_ascii=False, indent=2)

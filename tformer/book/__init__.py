@@ -6,4 +6,5 @@
 - ``diagrams``: the architecture figures, drawn as SVG in one visual language; ``show(name)`` displays one.
 - ``source``: ``show_source(obj)`` displays a package object's own code, highlighted.
 - ``exercises``: self-checking exercises; their answer digests live in ``exercise_answers/``.
+- ``shipped``: the trained models the book ships (``checkpoints/``), loaded ready to use.
 """

@@ -1,21 +1,27 @@
-"""The pre-trained encoders the book ships (chapter 11, §3) are what their records say they are.
+"""The models the book ships (chapter 12's pre-trained encoders, chapter 10's translator) are what their records say.
 
-Each file must load into the model its record describes, with chapter 11's vocabulary, and predict masked
-characters of held-out text about as well as its recorded final training loss says; a model with random weights
-(the check's control) is far worse, so the check can fail.
+Each encoder must load into the model its record describes, with the HSK characters' vocabulary, and predict
+masked characters of held-out text about as well as its recorded final training loss says; the translator must
+load in a fresh interpreter and score its recorded exact match. A model with random weights (each check's
+control) is far worse, so the checks can fail.
 """
 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from importlib import resources
 
 import pytest
 import torch
 
+from tformer.book.shipped import load_translator
+from tformer.data.corpus import generate_corpus
 from tformer.data.hsk import load_hsk, split_hsk
 from tformer.data.text import Vocab, pad_sequences
-from tformer.models import EncoderOnlyTransformer
+from tformer.models import EncoderOnlyTransformer, Transformer, TransformerConfig
+from tformer.training.metrics import evaluate_translation
 from tformer.training.mlm import mlm_loss
 from tformer.training.train import load_checkpoint
 
@@ -54,3 +60,33 @@ def test_shipped_encoder_matches_its_record(seed: int, data: tuple[Vocab, torch.
     assert loss < 0.6 * math.log(len(vocab))
     torch.manual_seed(seed)
     assert held_out_loss(EncoderOnlyTransformer(**config), vocab, tokens) > math.log(len(vocab)) - 1.0
+
+
+# --------------------------------------------------------------------------- chapter 10's shipped translator
+def test_shipped_translator_loads_in_a_fresh_interpreter_and_repeats_its_record() -> None:
+    """A reader's first call: a new Python process loads the file and translates the running example as the
+    record says it did when the file was written."""
+    code = (
+        "from tformer.book.shipped import load_translator\n"
+        "from tformer.training.metrics import translate\n"
+        "t = load_translator()\n"
+        "print(translate(t.model, ['the cat sat on the mat'], t.src_vocab, t.tgt_vocab)[0])\n"
+        "print(t.record['the_cat_sat_on_the_mat'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    got, recorded = out.stdout.strip().splitlines()
+    assert got == recorded == "猫 坐 在 垫子 上"
+
+
+def test_shipped_translator_scores_its_recorded_exact_match_and_an_untrained_one_does_not() -> None:
+    translator = load_translator()
+    record = translator.record
+    corpus = generate_corpus(seed=0)
+    report = evaluate_translation(translator.model, corpus.test, translator.src_vocab, translator.tgt_vocab)
+    # the same greedy decoding of the same weights; a near-tie may flip with the thread count: one sentence of slack
+    assert abs(report.exact_match - record["test_exact_match"]) <= 1 / len(corpus.test)
+    assert record["test_exact_match"] > 0.99 and record["steps"] == 1400
+    torch.manual_seed(0)
+    untrained = Transformer(TransformerConfig(**record["config"])).eval()  # the control: the same model, untrained
+    control = evaluate_translation(untrained, corpus.test[:200], translator.src_vocab, translator.tgt_vocab)
+    assert control.exact_match < 0.05
