@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> dict:
     ]
     sys.stdout.write("\n".join(lines) + "\n")
     if args.save:
-        # the model's settings and what it scored travel with the weights (float32: the scores reproduce exactly)
+        # the model's settings and what it scored travel with the weights (float32: at one thread the scores
+        # reproduce exactly; elsewhere a near-tie may flip a sentence)
         shipped = {key: result[key] for key in ("test_exact_match", "test_bleu", "combinations_exact_match",
                                                 "the_cat_sat_on_the_mat", "steps", "train_cpu_s")}  # fmt: skip
         shipped["config"] = dataclasses.asdict(model.config)  # Transformer(TransformerConfig(**config)) rebuilds it

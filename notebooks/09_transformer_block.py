@@ -446,7 +446,7 @@ for depth in (1, 6, 96):
 #
 # The experiment: a **16-layer** stack of width 32 (4 heads, d_ff = 64) learns to **reverse** sequences of 8
 # symbols drawn from 8 (output position i must name input symbol 7 − i, so information has to move between
-# positions through attention). Three stacks are compared:
+# positions through attention). Three stacks, the experiment's three *arms*, are compared:
 #
 # - **no residual** (post-norm blocks with the "+ x" removed);
 # - **post-norm**, the paper's layer;
@@ -583,7 +583,8 @@ assert max(sim_init["pre-norm", s] for s in SEEDS) < min(sim_init["no residual",
 
 # %% [markdown]
 # Now we train the three stacks with Adam and, every 25 steps, read their accuracy on held-out reversals:
-# sequences that never appear in training. A run stops at the first reading of 99%.
+# sequences that never appear in training. A run stops at the first reading of 99%; each reading is a
+# *checkpoint* below.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -788,8 +789,8 @@ axes[1].legend()
 plt.show()
 
 # %% [markdown]
-# **Without the residual, the gradient vanishes on its way down.** At initialisation the plain stack's layers
-# get gradients within about a factor of six of the other stacks' (left). After 50 steps its gradient shrinks layer by
+# **Without the residual, the gradient vanishes on its way down.** At initialisation the plain stack is not
+# starved: its first layer gets within a factor of three of the post-norm stack's first-layer gradient (left). After 50 steps its gradient shrinks layer by
 # layer towards the input, and its first layer receives tens of thousands to millions of times less than the
 # post-norm stack's first layer (right). The positions' vectors tell the same story as the accuracy: in the
 # stacks with residuals they stay alike while a stack guesses, and separate once it reverses.
@@ -831,10 +832,10 @@ plt.show()
 # the loss to any layer is the identity, so no layer is starved. Xiong et al. (2020, Theorem 1) derive
 # something related but different: at initialisation the gradients of the parameters **near the output** are
 # large in post-norm whatever the depth, while in pre-norm they shrink as the stack deepens; a large learning
-# rate on those large gradients makes post-norm training unstable, which is their reason for its
-# learning-rate warm-up (the paper used 4,000 warm-up steps). Section 6's 16-layer post-norm stack learned
-# without warm-up; whether a warm-up makes either placement learn sooner, larger learning rates, greater
-# depths and the paper's long warm-up were not tried here (to try the first, pass a warm-up `scheduler` to `train` inside `train_arm`).
+# rate on those large gradients makes post-norm training unstable, which is their reason for warming
+# post-norm up (the paper used 4,000 warm-up steps). Section 6 trained with a constant learning rate and both
+# placements still learned; warm-up, larger learning rates and greater depths were not tested here
+# (chapter 10 uses one without testing it).
 #
 # We measure the gradient profile on `tformer`'s own `Encoder`, at initialisation, for stacks of 6, 24 and 48
 # layers. One random initialisation gives a noisy profile, so each curve is the geometric mean over five.
@@ -897,7 +898,9 @@ plt.show()
 # rate whatever the gradient's scale: after 50 steps of section 6's training the post-norm stack's first
 # layer had *more* gradient than the pre-norm stack's, and post-norm was the one that learned later. Why pre-norm
 # leaves the plateau sooner is not isolated here. A common, untested explanation: pre-norm keeps an
-# un-normalised identity path, so early updates do not disturb the output's scale.
+# un-normalised identity path, so early updates do not disturb the output's scale. The verdict here: at
+# initialisation pre-norm's lower layers got no less gradient as depth grew, its final LayerNorm rescales a
+# stream that grows with depth, and on section 6's task it learned sooner.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -912,8 +915,9 @@ plt.show()
 # ratio_seeds_pre6.max -->, near 1 and below it in at least one seed. After 50 steps of section 6's training,
 # both stacks on the plateau, the post-norm stack's first layer had
 # **1.1**<!-- result: grad1_post_pre_50.min -->–**3.0**<!-- result: grad1_post_pre_50.max --> times the
-# pre-norm stack's layer-1 gradient. The per-layer profile corresponds to Xiong et al.'s Figure 3, which is
-# empirical; Shleifer et al. (2021, NormFormer) report the same mismatch, early layers getting larger
+# pre-norm stack's layer-1 gradient. Xiong et al.'s Figure 3 (empirical) shows pre-norm's gradients roughly
+# flat across layers, where ours are larger in the lower layers; Shleifer et al. (2021, NormFormer) report the
+# same mismatch, early layers getting larger
 # gradients than late ones, in pre-norm language models.
 #
 # </details>
@@ -1093,7 +1097,7 @@ print(f"biases of the attention projections and FFNs: {layer_biases:,}")
 #   vector before training, its gradient vanishes on the way down, and in 50 steps it stays at chance
 #   while the stack with "+ x" gets a third of the positions right.
 # - Post-norm (the paper) normalises the stream after each sublayer; pre-norm normalises only the sublayer's
-#   input and needs a final LayerNorm. On our 16-layer task both learned without warm-up, pre-norm sooner.
+#   input and needs a final LayerNorm. On our 16-layer task both learned at a constant learning rate, pre-norm sooner.
 # - At base size an encoder layer has **3,152,384**<!-- result: enc_layer_params --> parameters, two thirds of
 #   them in the FFN; the whole model, with the paper's shared 37,000-token vocabulary, has
 #   **63.1**<!-- result: params_shared_m --> M, close to the paper's 65 M, of which the FFNs hold only

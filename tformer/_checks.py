@@ -49,17 +49,25 @@ __all__ = [
 ]
 
 
-def check_cache_count(cache: object, num_layers: int, what: str) -> None:
+def check_cache_count(
+    cache: object, num_layers: int, what: str, *, kinds: tuple[bool, ...] = (False,), batch: int | None = None,
+    memory_length: int | None = None,
+) -> None:
     """Check a stack's ``cache``: ``None`` or a list/tuple of one entry per layer (``what`` says what an entry is).
 
-    An entry is a ``KVCache`` or a ``(self, cross)`` pair of them. Every cache object must be its own (one object
-    listed twice would receive two layers' keys), and the growing caches (``static`` False) must all hold the
-    same keys shape, as must the static ones: the stack reads the past length from layer 0 and checks layer 0's
-    cache against its input, which then covers every layer.
+    An entry is one ``KVCache`` (``kinds=(False,)``: a growing self-attention cache) or a tuple of them whose
+    ``static`` flags are ``kinds`` (``(False, True)``: an encoder-decoder layer's (self, cross) pair). Every
+    cache object must be its own (one object listed twice would receive two layers' keys), and the growing
+    caches must all hold the same keys shape, as must the static ones: the stack reads the past length from
+    layer 0 and checks layer 0's cache against its input, which then covers every layer. A filled cache must
+    hold ``batch`` rows when that is given, and a filled static cache ``memory_length`` positions (the encoder
+    memory it was filled from).
 
     Raises:
-        TypeError: if ``cache`` is not a list or tuple. ValueError: if it does not hold ``num_layers`` entries,
-            lists one cache object twice, or its caches of one kind differ in shape.
+        TypeError: if ``cache`` is not a list or tuple, or an entry is not a KVCache (or a tuple of them).
+        ValueError: if it does not hold ``num_layers`` entries, lists one cache object twice, holds a cache of
+            the wrong kind (static where a growing one belongs, or the reverse), its caches of one kind differ
+            in shape, or a filled cache holds another batch or memory length.
     """
     if cache is None:
         return
@@ -70,14 +78,20 @@ def check_cache_count(cache: object, num_layers: int, what: str) -> None:
     seen: dict[int, int] = {}
     shapes: dict[bool, tuple[int, tuple[int, ...] | None]] = {}  # static or not -> (first layer, its keys shape)
     for layer, entry in enumerate(cache):
-        for item in entry if isinstance(entry, (list, tuple)) else (entry,):
+        items = entry if len(kinds) > 1 and isinstance(entry, tuple) else (entry,)
+        if len(items) != len(kinds) or not all(hasattr(item, "update") and hasattr(item, "static") for item in items):
+            raise TypeError(f"cache[{layer}]: expected {what}, got {type(entry).__name__}")
+        for item, static in zip(items, kinds, strict=True):
+            if item.static != static:
+                kind = "a static (cross-attention)" if static else "a growing (self-attention)"
+                raise ValueError(f"cache[{layer}]: expected {kind} KVCache ({what}), got static={item.static}")
             if id(item) in seen:
                 raise ValueError(
                     f"cache: expected {what}, each cache its own object, got one object at layers {seen[id(item)]} and {layer}"
                 )
             seen[id(item)] = layer
-            key = getattr(item, "key", None)
-            static, shape = bool(getattr(item, "static", False)), None if key is None else tuple(key.shape)
+            key = item.key
+            shape = None if key is None else tuple(key.shape)  # (B, H, S, Dh)
             first, first_shape = shapes.setdefault(static, (layer, shape))
             if shape != first_shape:
                 kind = "static (cross-attention)" if static else "growing (self-attention)"
@@ -85,6 +99,12 @@ def check_cache_count(cache: object, num_layers: int, what: str) -> None:
                     f"cache: expected {what}, every {kind} cache holding keys of one shape, "
                     f"got {first_shape} at layer {first} and {shape} at layer {layer}"
                 )
+            if shape is not None and batch is not None and shape[0] != batch:
+                raise ValueError(f"cache[{layer}]: expected a cache filled with B={batch} rows (the input's batch), "
+                                 f"got B={shape[0]}; use new_cache() for another batch")  # fmt: skip
+            if shape is not None and static and memory_length is not None and shape[2] != memory_length:
+                raise ValueError(f"cache[{layer}]: expected a cross-attention cache filled from a memory of S="
+                                 f"{memory_length} positions, got S={shape[2]}; use new_cache() for a new source")  # fmt: skip
 
 
 def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -314,7 +334,7 @@ def check_activation(name: str, x: object, shape: str, weight: Tensor, **sizes: 
         TypeError: if ``x`` is not a floating-point tensor, or (outside autocast) its dtype is not ``weight``'s.
         ValueError: if its shape is not ``shape`` (see :func:`check_tensor`).
     """
-    autocast = isinstance(x, Tensor) and torch.is_autocast_enabled(x.device.type)
+    autocast = isinstance(x, Tensor) and x.device.type != "meta" and torch.is_autocast_enabled(x.device.type)
     dtype = None if autocast else weight.dtype
     return check_tensor(name, x, "float", shape, dtype=dtype, of="the parameters", **sizes)
 

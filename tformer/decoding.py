@@ -30,6 +30,8 @@ from tformer._checks import (
     check_sampling,
     check_tensor,
     check_tokens,
+    check_type,
+    values_are_cheap,
 )
 from tformer.attention import KVCache
 
@@ -258,22 +260,31 @@ def sample_next_token(
     do not overflow are sampled exactly as before (no host-device sync is added).
 
     Raises:
-        TypeError: if ``logits`` is not a floating-point tensor, ``temperature`` or ``top_p`` not a number or
-            ``top_k`` not an int.
-        ValueError: if ``logits`` is not 2-D or has no column (V = 0), ``temperature`` is negative, infinite or
-            NaN, ``top_k < 1``, or ``top_p`` is outside (0, 1].
+        TypeError: if ``logits`` is not a floating-point tensor, ``temperature`` or ``top_p`` not a number,
+            ``top_k`` not an int, or ``generator`` not a ``torch.Generator``.
+        ValueError: if ``logits`` is not 2-D or has no column (V = 0), holds a NaN or a row without a finite
+            value (checked on the CPU), ``temperature`` is negative, infinite or NaN, ``top_k < 1``, or
+            ``top_p`` is outside (0, 1].
     """
     check_tensor("logits", logits, "float", "(B, V)")
     if logits.shape[-1] == 0:
         raise ValueError("logits: expected at least one token to choose from (V >= 1), got V = 0")
     check_sampling(temperature, top_k, top_p)
+    if generator is not None:
+        check_type("generator", generator, torch.Generator)
     return _sample(logits, temperature, top_k, generator, top_p)
 
 
 def _sample(
     logits: Tensor, temperature: float, top_k: int | None, generator: torch.Generator | None, top_p: float | None
 ) -> Tensor:
-    """:func:`sample_next_token` without its checks: :func:`generate` checks its arguments once, not every token."""
+    """:func:`sample_next_token` without its argument checks: :func:`generate` checks them once, not every token.
+    The logits' values are checked on every call (where reading them is cheap): they come from a model."""
+    if values_are_cheap(logits) and not bool(torch.isfinite(logits).any(dim=-1).all() and not logits.isnan().any()):
+        # a NaN would be chosen by argmax, and a row without a finite logit has no distribution to sample
+        raise ValueError("logits: expected no NaN and at least one finite logit per row, got "
+                         f"{int(logits.isnan().sum())} NaN and {int((~torch.isfinite(logits).any(dim=-1)).sum())} rows "
+                         "without a finite logit (a model that diverged?)")  # fmt: skip
     if temperature == 0:
         return logits.argmax(dim=-1)
     scaled = logits.float() / temperature  # (B, V)
@@ -337,11 +348,15 @@ def generate(
         ``prompt (B, P) -> (B, P + max_new_tokens)``.
 
     Raises:
-        ValueError: if ``max_new_tokens < 0``, the prompt contains ``pad_id``, or as the model's ``forward``.
-        TypeError: if ``max_new_tokens`` is not an int or ``prompt`` not an integer tensor.
+        ValueError: if ``max_new_tokens < 0``, the prompt contains ``pad_id``, the model's logits hold a NaN
+            or a row without a finite value (checked on the CPU), or as the model's ``forward``.
+        TypeError: if ``max_new_tokens`` is not an int, ``prompt`` not an integer tensor, or ``generator`` not a
+            ``torch.Generator``.
     """
     check_int("max_new_tokens", max_new_tokens, 0)
     check_sampling(temperature, top_k, top_p)
+    if generator is not None:
+        check_type("generator", generator, torch.Generator)
     check_tokens("prompt", prompt, model.vocab_size, None)
     pad_id = model.pad_id
     if pad_id is not None and bool((prompt == pad_id).any()):

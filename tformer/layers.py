@@ -524,7 +524,7 @@ class Decoder(nn.Module):
         ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
         if not checked:
-            check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
+            check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)", kinds=(False, True))
             self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.layers):

@@ -497,10 +497,13 @@ class Transformer(nn.Module):
             TypeError/ValueError: on bad ``tgt_in`` (as :meth:`forward`), a ``memory`` whose batch differs from
             ``tgt_in``'s, or a ``src_padding`` not of shape ``(B, S)``.
         """
-        check_cache_count(cache, len(self.decoder.layers), "one (self, cross) KVCache pair per layer (see new_cache)")
+        wanted = "one (self, cross) KVCache pair per layer (see new_cache)"
+        check_cache_count(cache, len(self.decoder.layers), wanted, kinds=(False, True))  # before cache[0] is read
         past = 0 if cache is None else len(cache[0][0])
         B = check_tokens("tgt_in", tgt_in, self.config.tgt_vocab_size, self.position_limit, offset=past).shape[0]
         check_activation("memory", memory, "(B, S, D)", self.output.weight, B=B, D=self.d_model)  # from encode()
+        # a filled cache must come from this batch and this memory: the stack below trusts it
+        check_cache_count(cache, len(self.decoder.layers), wanted, kinds=(False, True), batch=B, memory_length=memory.shape[1])
         if src_padding is not None:
             check_tensor("src_padding", src_padding, "bool", "(B, S)", B=B, S=memory.shape[1])
         return self._decode(tgt_in, memory, src_padding, cache)[0]
@@ -540,7 +543,7 @@ class Transformer(nn.Module):
         return beam_search(self, src, beam_size, max_len, bos_id, eos_id, length_penalty=length_penalty)
 
 
-def _check_stack_cache(cache: object, layers: int) -> None:
+def _check_stack_cache(cache: object, layers: int, batch: int | None = None) -> None:
     """``cache`` of a one-stack model with ``layers`` layers: ``None`` or one :class:`KVCache` per layer, as
     ``new_cache()`` makes it.
 
@@ -559,7 +562,7 @@ def _check_stack_cache(cache: object, layers: int) -> None:
             raise TypeError(f"cache[{i}]: expected a KVCache ({wanted}), got {type(item).__name__}")
     if len(cache) != layers:
         raise ValueError(f"cache: expected {wanted}, got a list of {len(cache)}")
-    check_cache_count(cache, layers, wanted)  # each layer its own cache, all of one shape
+    check_cache_count(cache, layers, wanted, batch=batch)  # each layer its own growing cache, all of one shape
 
 
 class _TokenStack(nn.Module):
@@ -575,7 +578,8 @@ class _TokenStack(nn.Module):
 
     def check(self, tokens: Tensor, cache: list[KVCache] | None = None) -> None:
         """The models' checks of their input, once, before :meth:`forward` runs unchecked."""
-        _check_stack_cache(cache, len(self.encoder.layers))  # before cache[0] is read
+        batch = tokens.shape[0] if isinstance(tokens, Tensor) and tokens.dim() == 2 else None  # else check_tokens says
+        _check_stack_cache(cache, len(self.encoder.layers), batch)  # before cache[0] is read
         past = 0 if cache is None else len(cache[0])
         check_tokens("tokens", tokens, self.config.vocab_size, self.config.position_limit, offset=past)
 

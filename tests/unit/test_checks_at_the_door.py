@@ -213,3 +213,51 @@ def test_seq2seq_rnn_greedy_decode_range_checks_bos_and_eos(name: str, bos: int,
     model = Seq2SeqRNN(V, V, 8, 10, pad_id=0)
     with pytest.raises(ValueError, match=rf"^{name}: expected an id in the target vocabulary \[0, {V}\), got {bos if name == 'bos_id' else eos}"):
         model.greedy_decode(torch.randint(1, V, (2, 4)), 5, bos, eos)
+
+
+def test_decode_refuses_a_cache_from_another_batch_or_memory() -> None:
+    """decode trusts its stack with the cache, so it checks the cache against the input and the memory itself."""
+    from tformer.attention import KVCache
+
+    model = Transformer(V, V, d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=2, d_ff=32).eval()
+    y2, memory2 = torch.randint(1, V, (2, 1)), torch.randn(2, 4, 16)
+    filled = model.new_cache()
+    model.decode(y2, memory2, cache=filled)
+    mixed = [(KVCache(), pair[1]) for pair in filled]  # fresh self caches, cross caches filled with B = 2
+    with pytest.raises(ValueError, match=r"^cache\[0\]: expected a cache filled with B=1 rows"):
+        model.decode(y2[:1], memory2[:1], cache=mixed)
+    with pytest.raises(ValueError, match=r"^cache\[0\]: expected a cross-attention cache filled from a memory of S=6"):
+        model.decode(torch.randint(1, V, (2, 1)), torch.randn(2, 6, 16), cache=[(KVCache(), p[1]) for p in filled])
+
+
+@pytest.mark.parametrize("model", _causal_models(), ids=["gpt", "modern"])
+def test_a_static_cache_in_self_attention_is_refused(model: torch.nn.Module) -> None:
+    from tformer.attention import KVCache
+
+    with pytest.raises(ValueError, match=r"^cache\[0\]: expected a growing \(self-attention\) KVCache"):
+        model(torch.randint(1, V, (1, 2)), cache=[KVCache(static=True), KVCache(static=True)])
+
+
+def test_cache_entries_of_the_wrong_type_name_their_index() -> None:
+    model = Transformer(V, V, d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=2, d_ff=32).eval()
+    gpt = _causal_models()[0]
+    tgt, memory = torch.randint(1, V, (1, 1)), torch.randn(1, 4, 16)
+    for cache in (gpt.new_cache(), [None, None], [(1, 2, 3), (1, 2, 3)]):
+        with pytest.raises(TypeError, match=r"^cache\[0\]: expected one \(self, cross\) KVCache pair"):
+            model.decode(tgt, memory, cache=cache)
+    with pytest.raises(TypeError, match=r"^cache\[0\]: expected"):
+        gpt(torch.randint(1, V, (1, 1)), cache=model.new_cache())
+
+
+def test_sampling_refuses_nan_logits_and_a_bad_generator() -> None:
+    for logits in (torch.tensor([[0.0, float("nan")]]), torch.full((1, 3), float("-inf"))):
+        for temperature in (0.0, 1.0):
+            with pytest.raises(ValueError, match=r"^logits: expected no NaN and at least one finite logit per row"):
+                sample_next_token(logits, temperature)
+    with pytest.raises(TypeError, match=r"^generator: expected Generator, got int"):
+        sample_next_token(torch.zeros(1, 3), 1.0, generator=5)  # type: ignore[arg-type]
+    model = _causal_models()[0]
+    with torch.no_grad():
+        model.output.bias.fill_(float("nan"))  # a model that diverged: generate stops with an error, not token 0
+    with pytest.raises(ValueError, match=r"^logits: expected no NaN"):
+        model.generate(torch.randint(1, V, (1, 2)), 3)

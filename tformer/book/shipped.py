@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from tformer._checks import check_type
 from tformer.data.text import Vocab
 from tformer.models import Transformer, TransformerConfig
 from tformer.training.train import load_checkpoint
@@ -51,13 +52,24 @@ def load_translator(device: torch.device | str = "cpu") -> ShippedTranslator:
     F = 256), trained on the running-example corpus (``tformer.data.corpus.generate_corpus(seed=0)``).
 
     Raises:
-        ValueError: if the stored weights do not fit the stored settings (a damaged file), as
+        TypeError: if ``device`` is not a str or ``torch.device``.
+        ValueError: if ``device`` names no device torch knows or one this machine lacks (``"cuda"`` without a
+            GPU), or the stored weights do not fit the stored settings (a damaged file), as
             :func:`~tformer.training.train.load_checkpoint`.
     """
+    check_type("device", device, (str, torch.device))
+    try:
+        target = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda', got {device!r}") from None
+    if target.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device: expected a device this machine has, got {device!r} (torch sees no CUDA GPU)")
+    if target.type == "meta":
+        raise ValueError("device: expected a device that holds values, got 'meta' (a translator needs its weights)")
     path = resources.files("tformer.book.checkpoints") / TRANSLATOR_FILE
     with resources.as_file(path) as file:
         record = torch.load(file, map_location="cpu", weights_only=True)["extra"]
         model = Transformer(TransformerConfig(**record["config"]))
         stored = load_checkpoint(file, model)
     vocabs = stored["vocabs"]
-    return ShippedTranslator(model.to(device).eval(), vocabs["src"], vocabs["tgt"], dict(record))
+    return ShippedTranslator(model.to(target).eval(), vocabs["src"], vocabs["tgt"], dict(record))

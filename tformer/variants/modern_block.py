@@ -309,7 +309,8 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
             if not isinstance(cache, list) or len(cache) != len(self.layers):
                 got = len(cache) if isinstance(cache, list) else type(cache).__name__
                 raise ValueError(f"cache: expected a list of {len(self.layers)} KVCache objects (new_cache()), got {got}")
-            check_cache_count(cache, len(self.layers), "one KVCache per layer (new_cache())")  # each its own, one shape
+            batch = tokens.shape[0] if isinstance(tokens, Tensor) and tokens.dim() == 2 else None  # else check_tokens
+            check_cache_count(cache, len(self.layers), "one KVCache per layer (new_cache())", batch=batch)
         past = 0 if cache is None else len(cache[0])
         check_tokens("tokens", tokens, self.vocab_size, self.position_limit, offset=past)
         L = tokens.shape[1]

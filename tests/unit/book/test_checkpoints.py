@@ -90,3 +90,9 @@ def test_shipped_translator_scores_its_recorded_exact_match_and_an_untrained_one
     untrained = Transformer(TransformerConfig(**record["config"])).eval()  # the control: the same model, untrained
     control = evaluate_translation(untrained, corpus.test[:200], translator.src_vocab, translator.tgt_vocab)
     assert control.exact_match < 0.05
+
+
+@pytest.mark.parametrize(("device", "error"), [(1.5, TypeError), ("gpu", ValueError), ("meta", ValueError)])
+def test_load_translator_refuses_a_device_it_cannot_use(device: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match=r"^device: expected"):
+        load_translator(device)  # type: ignore[arg-type]
