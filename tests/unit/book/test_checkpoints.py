@@ -19,7 +19,7 @@ import torch
 from tformer.book.shipped import load_translator
 from tformer.data.corpus import generate_corpus
 from tformer.data.hsk import load_hsk, split_hsk
-from tformer.data.text import Vocab, pad_sequences
+from tformer.data.text import UNK_ID, Vocab, pad_sequences
 from tformer.models import EncoderOnlyTransformer, Transformer, TransformerConfig
 from tformer.training.metrics import evaluate_translation
 from tformer.training.mlm import mlm_loss
@@ -96,3 +96,14 @@ def test_shipped_translator_scores_its_recorded_exact_match_and_an_untrained_one
 def test_load_translator_refuses_a_device_it_cannot_use(device: object, error: type[Exception]) -> None:
     with pytest.raises(error, match=r"^device: expected"):
         load_translator(device)  # type: ignore[arg-type]
+
+
+def test_the_translators_unk_vector_never_trained() -> None:
+    """Chapter 10 §13 says <unk> never occurred in training, so its vector is the random one it started with:
+    every training word is in the vocabulary, so no source id was ever UNK_ID and Adam never moved that row."""
+    translator = load_translator()
+    torch.manual_seed(0)  # the recipe's seed_everything(0) before the model is built
+    fresh = Transformer(TransformerConfig(**translator.record["config"]))
+    unk = translator.model.src_embed.weight[UNK_ID]
+    assert torch.equal(unk, fresh.src_embed.weight[UNK_ID])
+    assert not torch.equal(translator.model.src_embed.weight[UNK_ID + 1], fresh.src_embed.weight[UNK_ID + 1])  # control
