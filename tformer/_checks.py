@@ -434,12 +434,13 @@ def check_tokens(name: str, tokens: object, vocab_size: int, limit: int | None, 
 # ---------------------------------------------------------------- generation (tformer.decoding)
 
 
-def check_sampling(temperature: object, top_k: object, top_p: object = None) -> None:
-    """Check a sampler's ``temperature`` (finite, >= 0), ``top_k`` (None or an int >= 1) and ``top_p`` (None or
-    a number in (0, 1]).
+def check_sampling(temperature: object, top_k: object, top_p: object = None, generator: object = None) -> None:
+    """Check a sampler's ``temperature`` (finite, >= 0), ``top_k`` (None or an int >= 1), ``top_p`` (None or
+    a number in (0, 1]) and ``generator`` (None or a ``torch.Generator``).
 
     Raises:
-        TypeError: a temperature or ``top_p`` that is not a number, a ``top_k`` that is not an int.
+        TypeError: a temperature or ``top_p`` that is not a number, a ``top_k`` that is not an int, a
+            ``generator`` that is not a ``torch.Generator``.
         ValueError: a negative, infinite or NaN temperature; ``top_k < 1``; ``top_p`` outside (0, 1].
     """
     if check_number("temperature", temperature, 0.0) == float("inf"):
@@ -448,6 +449,8 @@ def check_sampling(temperature: object, top_k: object, top_p: object = None) -> 
         check_int("top_k", top_k, 1)
     if top_p is not None:
         check_number("top_p", top_p, 0.0, 1.0, open_min=True)
+    if generator is not None:
+        check_type("generator", generator, torch.Generator)
 
 
 def check_bos_eos(bos_id: object, eos_id: object, pad_id: int, vocab_size: int | None = None) -> None:

@@ -30,7 +30,6 @@ from tformer._checks import (
     check_sampling,
     check_tensor,
     check_tokens,
-    check_type,
     values_are_cheap,
 )
 from tformer.attention import KVCache
@@ -269,9 +268,7 @@ def sample_next_token(
     check_tensor("logits", logits, "float", "(B, V)")
     if logits.shape[-1] == 0:
         raise ValueError("logits: expected at least one token to choose from (V >= 1), got V = 0")
-    check_sampling(temperature, top_k, top_p)
-    if generator is not None:
-        check_type("generator", generator, torch.Generator)
+    check_sampling(temperature, top_k, top_p, generator)
     return _sample(logits, temperature, top_k, generator, top_p)
 
 
@@ -280,11 +277,11 @@ def _sample(
 ) -> Tensor:
     """:func:`sample_next_token` without its argument checks: :func:`generate` checks them once, not every token.
     The logits' values are checked on every call (where reading them is cheap): they come from a model."""
-    if values_are_cheap(logits) and not bool(torch.isfinite(logits).any(dim=-1).all() and not logits.isnan().any()):
-        # a NaN would be chosen by argmax, and a row without a finite logit has no distribution to sample
-        raise ValueError("logits: expected no NaN and at least one finite logit per row, got "
-                         f"{int(logits.isnan().sum())} NaN and {int((~torch.isfinite(logits).any(dim=-1)).sum())} rows "
-                         "without a finite logit (a model that diverged?)")  # fmt: skip
+    if values_are_cheap(logits):  # a NaN would be chosen by argmax; a row of -inf has no distribution to sample
+        nans, empty_rows = int(logits.isnan().sum()), int((~torch.isfinite(logits).any(dim=-1)).sum())
+        if nans or empty_rows:
+            raise ValueError(f"logits: expected no NaN and at least one finite logit per row, got {nans} NaN and "
+                             f"{empty_rows} rows without a finite logit (a model that diverged?)")  # fmt: skip
     if temperature == 0:
         return logits.argmax(dim=-1)
     scaled = logits.float() / temperature  # (B, V)
@@ -354,9 +351,7 @@ def generate(
             ``torch.Generator``.
     """
     check_int("max_new_tokens", max_new_tokens, 0)
-    check_sampling(temperature, top_k, top_p)
-    if generator is not None:
-        check_type("generator", generator, torch.Generator)
+    check_sampling(temperature, top_k, top_p, generator)
     check_tokens("prompt", prompt, model.vocab_size, None)
     pad_id = model.pad_id
     if pad_id is not None and bool((prompt == pad_id).any()):
