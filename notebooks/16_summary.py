@@ -343,7 +343,6 @@ plt.show()
 # two kinds of line measure different things (a chain of hidden states for the recurrent cells, one layer's
 # inputs for attention), so the figure compares shapes, not heights. And the attention layer's sensitivity
 # to any one input is small, about 1/T, because an untrained layer spreads its weights over every position.
-# (In the figure's title, "t steps back" means the distance T − t.)
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -401,17 +400,18 @@ print(f"LSTM / RNN FLOPs ×{lstm_ratio:.1f}, GRU / RNN ×{gru_ratio:.1f} (chapte
 # - **At PyTorch's default initialisation, gradients fade geometrically along a recurrent path** (chapter 01);
 #   with larger weights chapter 01 saw them grow instead, so the fading is one regime, not a law. One
 #   attention layer reaches every earlier position in a single hop, alike at every distance (section 2).
-# - **One context vector is a long path too.** After the same short training, the fixed-context GRU
+# - **One context vector is a long path too:** the first source word must pass through every encoder step
+#   into one vector. After the same short training, the fixed-context GRU
 #   translator of chapter 02 gets none of the longest sentences right; letting the decoder look back at every
 #   source word (Bahdanau attention) gets most of them right. Whether longer training would close the gap
 #   was left open. What helps here is the short path, not the Transformer as such.
 # - **Residual connections are short paths through depth.** In chapter 09's 16-layer stack, only the
-#   stacks with residuals left chance within the short run the plain stack was given (whether it would leave
-#   chance later was not tried); by the end of that run the plain stack's first layer received tens of
+#   stacks with residuals got below chance level within the short run the plain stack was given (whether it
+#   would later was not tried); by the end of that run the plain stack's first layer received tens of
 #   thousands to millions of times less gradient than the first layer of the same stack with residuals. The
 #   same idea, a shortcut, serves both length and depth — which is why the source articles link it to
 #   ResNet. Without residuals the plain stack had a second problem, before any training: every position
-#   left its last layer as almost the same vector (chapter 09).
+#   left its last layer as almost the same vector (rank collapse, chapter 09).
 #
 # ### Insight 2: parallel work is what the hardware rewards
 #
@@ -424,7 +424,8 @@ print(f"LSTM / RNN FLOPs ×{lstm_ratio:.1f}, GRU / RNN ×{gru_ratio:.1f} (chapte
 #   more arithmetic than an LSTM layer: its feed-forward network alone matches the LSTM layer, the
 #   projections add half again, and its attention adds more as n
 #   grows; so its advantage is not fewer operations but that the operations can run at once.
-# - **On one CPU core the chain hardly shows.** With almost nothing to run in parallel, torch's fused LSTM
+# - **On one CPU core the chain hardly shows.** One core works through attention's matrix products a piece
+#   at a time anyway, so having no chain gains little: torch's fused LSTM
 #   layer was faster than a self-attention layer at the longest length chapter 13 timed, in the run that
 #   chapter prints; which of the two is faster there depends on the machine.
 # - **At about equal time the two races went opposite ways.** After seconds of CPU training the
@@ -432,8 +433,9 @@ print(f"LSTM / RNN FLOPs ×{lstm_ratio:.1f}, GRU / RNN ×{gru_ratio:.1f} (chapte
 #   predicted chapter 12's characters better than the Transformer. The tasks, model sizes and training
 #   settings differ (the block under the table lists them), and which of these decided was not tested.
 #
-# So this insight is made plausible here, not confirmed. It is a claim about parallel hardware at scale,
-# where a recurrence's n dependent steps cannot be hidden behind thousands of idle lanes; measuring it takes
+# So this insight is made plausible here, not confirmed. It is a claim about parallel hardware at scale: a
+# GPU has thousands of lanes, a few large matrix products fill them, and a chain of n small dependent steps
+# leaves most of them idle. Measuring it takes
 # a GPU (the chapters that time or race pick one when it is there) or more.
 
 # %% [markdown]
@@ -472,9 +474,11 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 
 # %% [markdown]
 # The same block of **49,984**<!-- result: block_params_64 --> parameters (at D = 64, 4 heads, F = 256)
-# appears in all three models; only the mask and the heads around the stack differ. Chapter 12 trained the
+# appears in all three models; only the mask and the layers around the stack differ (a GPT-style decoder is
+# a stack of `EncoderLayer`s under a causal mask; `DecoderLayer` is the one with cross-attention, chapter 12). Chapter 12 trained the
 # encoder-only and decoder-only families, chapter 10 the encoder-decoder (it translates
-# **97.3**<!-- result: ed_em -->% of its test sentences exactly), and chapter 14 built each later fix —
+# **97.3**<!-- result: ed_em -->% of its test sentences exactly after its full training; the table's lower
+# figure is the short equal-time race), and chapter 14 built each later fix —
 # grouped-query attention, a mixture of experts, sliding-window and linear attention, RMSNorm and SwiGLU —
 # with the same (B, L, D) interface, and assembled RMSNorm, SwiGLU, RoPE (from chapter 08) and grouped-query
 # attention into a 2024 block that stacks like the 2017 one and, in its race, trained to a lower
@@ -484,19 +488,20 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 #
 # The source articles end with a lineage: rules → statistics → RNNs and CNNs → Transformers → sparse and
 # hybrid models. The small measurements of this book agree with its middle steps, without testing the
-# claims about scale: the RNN answered "how to read a sequence", gates gave training a way to remember
-# longer (after chapter 01's short training the GRU remembered farther, how was not measured; the LSTM only over short distances),
-# attention answered "how to reach any position in one step", and the Transformer (in the source articles'
-# words, 解决的是"如何让模型规模化": it solved how to scale models) made training and reading parallel work, the
-# part this book counted (chapter 13) but could not time at scale, at the price of memory that grows with n² (chapter 13) and a KV cache that grows
-# with every token written (chapter 14). State-space models such as Mamba bring a recurrence back for long
-# inputs. Architectures trade one cost for another; measuring the trade is the skill that outlasts any one
+# claims about scale. The RNN answered "how to read a sequence". Gates gave training a way to remember
+# longer: after chapter 01's short training the GRU remembered farther (why was not measured), the LSTM only
+# over short distances. Attention answered "how to reach any position in one step". The Transformer, in the
+# source articles' words 解决的是“如何让模型规模化” (it solved how to scale models), made training, and
+# reading an input, parallel; this book counted that (chapter 13) but could not time it at scale. Its price
+# is memory that grows with n² (chapter 13) and a KV cache that grows with every token written (chapter 14).
+# The lineage's last step, sparse and hybrid models, is already here: state-space models such as Mamba bring
+# a recurrence back for long inputs. Architectures trade one cost for another; measuring the trade is the skill that outlasts any one
 # architecture.
 
 # %% [markdown]
 # ## Recap of the book
 #
-# - **Part I (chapters 01–02).** An RNN reads one token per step; at the default scale, gradients through it
+# - **Part I (chapters 01–02).** An RNN reads one token per step; at PyTorch's default initialisation, gradients through it
 #   fade by a constant factor per step (with large weights they grow until the tanh saturates); gates (LSTM, GRU) give training a way to keep information longer, at 4×
 #   and 3× the parameters, though after a short training only the GRU remembered at the longest distance. An
 #   encoder-decoder that passes one context vector loses the longest sentences after a short training;
@@ -509,9 +514,9 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 #   learned tables fell towards chance, and ALiBi, in the two setups tried, did not learn the exact offset.
 # - **Part III (chapters 09–12).** A Transformer block is attention plus a feed-forward network, each
 #   wrapped in a residual connection and LayerNorm; in a 16-layer stack only the versions with residuals
-#   left chance in the short run tried. The encoder-decoder learns the running example, The cat sat on the
+#   got below chance level in the short run tried. The encoder-decoder learns the running example, The cat sat on the
 #   mat → 猫 坐 在 垫子 上, to near-perfect exact match on unseen sentences; on real graded sentences
-#   (chapter 11) the same blocks read characters aloud in context; the same blocks give encoder-only
+#   (chapter 11) the same blocks predict each character's pinyin reading from its context; the same blocks give encoder-only
 #   (understanding) and decoder-only (generation) models.
 # - **Part IV (chapters 13–15).** Attention costs O(n²·d) arithmetic and O(n²) memory but, in training,
 #   only O(1) sequential steps, and its path length is O(1); each fix for its costs (FlashAttention, sliding
@@ -531,7 +536,8 @@ print(f"chapter 10's encoder-decoder: {ed_em:.1f}% exact match on its test sente
 #   not tested; the case for the Transformer at scale rests on parallel hardware, which this book could
 #   count but not time at scale.
 # - Short paths (attention across positions, residuals across layers) and blocks that keep their shape are
-#   the two ideas that carried over into the models that followed.
+#   the two ideas that carried over into the models that followed (the third, parallel work, depends on the
+#   hardware).
 
 # %% [markdown]
 # ## Exercises
