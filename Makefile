@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.tformer-installed
 PORT ?= 8888
 NB ?= $(wildcard notebooks/[0-9][0-9]_*.py)
-NBVAL := --nbval --nbval-current-env --nbval-cell-timeout 900 --nbval-sanitize-with tests/nbval_sanitize.cfg
+NBVAL := --nbval --nbval-current-env --nbval-cell-timeout 900 --nbval-kernel-startup-timeout 300 --nbval-sanitize-with tests/nbval_sanitize.cfg
 # Two notebooks run at once on two cores: one torch thread per kernel avoids oversubscription (which slowed
 # small models ~10x), and `make sync` uses the same setting so stored outputs come from the same arithmetic.
 ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -16,7 +16,7 @@ ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # Running as root (containers, CI) needs --allow-root; a normal user does not.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install lab test test-unit test-notebooks test-notebooks-threads check-notebooks prose html pdf screenshots check-newest sync colab lint clean
+.PHONY: install lab test test-unit test-notebooks test-notebooks-threads check-notebooks prose html pdf screenshots check-newest sync colab lint po clean
 
 install: $(STAMP)
 
@@ -69,9 +69,15 @@ test-notebooks: $(STAMP)
 test-notebooks-threads: $(STAMP)
 	$(BIN)/python -m pytest -q -n 1 --dist loadfile $(NBVAL) -p tools.notebook_times $(NB:.py=.ipynb)
 
-## make html: export the stored notebooks (no execution) to an offline HTML book in build/html/.
+## make html: export the stored notebooks (no execution) to an offline HTML book in build/html/, and its Chinese
+## edition in build/html/zh_CN/ (prose from locale/zh_CN/; code and outputs shared).
 html: $(STAMP)
 	$(BIN)/python tools/build_book.py
+
+## make po [PAGES="07_multi_head_attention"]: re-extract the English prose and refresh the Chinese catalogues in
+## locale/zh_CN/LC_MESSAGES/ of the translated pages (and of PAGES): new strings empty, changed ones fuzzy.
+po: $(STAMP)
+	$(BIN)/python tools/catalogue.py update $(PAGES)
 
 ## make pdf: the HTML book printed to one PDF, build/tformer.pdf (needs Debian's chromium).
 pdf: html

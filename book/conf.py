@@ -6,6 +6,8 @@ already checked by nbval, are rendered as they are. Nothing in the built site re
 plain ``<a href>`` links (the "Open in Colab" badge's target, the papers cited in the prose).
 """
 
+from pathlib import Path
+
 project = "tformer"
 author = "the tformer authors"
 copyright = "the tformer authors"
@@ -44,3 +46,43 @@ html_theme_options = {
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "_mathjax"]
 # A chapter may jump from "#" to "###"; that is a style choice, not a broken page.
 suppress_warnings = ["myst.header"]
+
+# The Chinese edition (tools/build_book.py builds it with -D language=zh_CN into build/html/zh_CN/): prose from the
+# catalogues in locale/zh_CN/LC_MESSAGES/ (one per page), code and stored outputs shared with the English book.
+locale_dirs = ["locale/"]
+gettext_compact = False
+gettext_location = False
+templates_path = ["_templates"]
+html_theme_options["article_header_end"] = ["lang-switch.html", "article-header-buttons.html"]
+
+_ZH = Path(__file__).parent / "locale" / "zh_CN"
+_TRANSLATED = _ZH / "translated.txt"
+_SUMMARIES = _ZH / "summaries.tsv"
+_UNTRANSLATED_NOTE = (
+    '<div class="admonition note tformer-untranslated" lang="zh-CN"><p class="admonition-title">说明</p>'
+    "<p>本章尚未译成中文，下面是英文原文；代码和输出与英文版相同。</p></div>"
+)
+
+
+def _lines(path: Path) -> list[str]:
+    if not path.is_file():
+        return []
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+
+
+def _chinese_page(app, pagename, templatename, context, doctree) -> None:
+    """On a Chinese page: the note on a page not yet translated; the collapsed blocks' titles in Chinese."""
+    if app.config.language != "zh_CN" or "body" not in context:
+        return
+    if pagename not in _lines(_TRANSLATED):
+        if doctree is not None and pagename[:2].isdigit():
+            context["body"] = _UNTRANSLATED_NOTE + context["body"]
+        return
+    # A <details> title is raw HTML, which gettext does not extract: summaries.tsv translates it.
+    for row in _lines(_SUMMARIES)[1:]:
+        english, chinese = row.split("\t")
+        context["body"] = context["body"].replace(f"<summary>{english}</summary>", f"<summary>{chinese}</summary>")
+
+
+def setup(app) -> None:
+    app.connect("html-page-context", _chinese_page)

@@ -48,6 +48,9 @@ INTRO = (
     "backed by the small PyTorch package `tformer`. This offline edition shows the outputs stored in the "
     "notebooks; to run the code, open the notebooks in JupyterLab (`make lab`) or in Colab."
 )
+LOCALE_DIR = ROOT / "locale"
+ZH = "zh_CN"
+ZH_TITLE = "tformer：从 RNN 到 Transformer"
 
 
 class BookError(Exception):
@@ -88,6 +91,8 @@ def stage_notebook(path: Path, dest: Path) -> str:
     """Copy one chapter into the staging folder with the Colab badge pointed at the local copy; return its title."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
     title = chapter_title(notebook, path.name)
+    # Widgets need a live kernel; their saved state would make the page fetch ipywidgets' scripts from the web.
+    notebook.get("metadata", {}).pop("widgets", None)
     for cell in notebook["cells"]:
         if cell.get("cell_type") == "markdown":
             source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
@@ -116,6 +121,7 @@ def stage(src: Path, staging: Path) -> list[tuple[str, str]]:
     """Fill ``staging`` with the Sphinx sources; return (page name, title) for each chapter in order."""
     shutil.copy2(BOOK_DIR / "conf.py", staging / "conf.py")
     shutil.copytree(BOOK_DIR / "_static", staging / "_static")
+    shutil.copytree(BOOK_DIR / "_templates", staging / "_templates")
     (staging / "_mathjax" / "mathjax").mkdir(parents=True)
     shutil.copy2(mathjax_file(), staging / "_mathjax" / "mathjax" / "tex-svg-full.js")
     # Images that markdown cells link to (e.g. notebooks/figures/x.png), keeping their relative paths.
@@ -134,7 +140,38 @@ def stage(src: Path, staging: Path) -> list[tuple[str, str]]:
         f"# {BOOK_TITLE}\n\n{INTRO}\n\n```{{toctree}}\n:maxdepth: 1\n:caption: Chapters\n\n{toctree}\n```\n"
     )
     (staging / "index.md").write_text(index, encoding="utf-8")
+    # The Chinese edition's catalogues, list of translated pages and <details> titles (book/conf.py reads them).
+    if (LOCALE_DIR / ZH).is_dir():
+        shutil.copytree(LOCALE_DIR / ZH, staging / "locale" / ZH, ignore=shutil.ignore_patterns("*.mo"))
     return pages
+
+
+def glossary_page(glossary: Path = LOCALE_DIR / ZH / "glossary.tsv", banned: Path = LOCALE_DIR / ZH / "banned.tsv") -> str:
+    """The Chinese edition's 术语表 page (MyST markdown): the glossary's terms, then the renderings never used."""
+
+    def rows(path: Path) -> list[list[str]]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [line.split("\t") for line in lines if line and not line.startswith("#")][1:]
+
+    terms = "\n".join(f"| {chinese} | {english.replace('|', ' / ')} | {source} |"
+                       for english, chinese, _, source in rows(glossary))
+    never = "\n".join(f"| {bad} | {use} |" for bad, use in rows(banned))
+    return (
+        "# 术语表\n\n中文版中每个术语只用一种译法：优先采用本书所依据原文的说法，原文没有的参照《动手学深度学习》"
+        "（d2l-zh）；“依据”一栏注明出处。英文一栏中的“/”分隔同一术语的几种写法。\n\n"
+        "| 中文 | English | 依据 |\n|---|---|---|\n" + terms
+        + "\n\n## 不用的译法\n\n机器翻译常见、本书不用的译法：\n\n| 不用 | 改用 |\n|---|---|\n" + never + "\n"
+    )
+
+
+def _sphinx(args: list[str], staging: Path, out: Path) -> tuple[int, str]:
+    """Run Sphinx once; return its status and its warnings (which name the staged copies)."""
+    from sphinx.cmd.build import build_main
+
+    # Sphinx writes warnings to stderr; catch them to name the notebooks in src/, not their staged copies.
+    with contextlib.redirect_stderr(io.StringIO()) as captured:
+        status = build_main([*args, str(staging), str(out)])
+    return status, captured.getvalue()
 
 
 def build(src: Path, out: Path, *, strict: bool = True, quiet: bool = True) -> list[tuple[str, str]]:
@@ -144,25 +181,31 @@ def build(src: Path, out: Path, *, strict: bool = True, quiet: bool = True) -> l
         BookError: on a notebook without a heading, a missing MathJax package, or a failed Sphinx build.
     """
     try:
-        from sphinx.cmd.build import build_main
+        import sphinx  # noqa: F401
     except ImportError as err:
         raise BookError("Sphinx is not installed (pip install -r requirements.txt)") from err
     if out.exists() and any(out.iterdir()) and not (out / ".buildinfo").is_file():
         raise BookError(f"--out {out}: not empty and not an earlier book build; refusing to replace it")
 
     with tempfile.TemporaryDirectory(prefix="tformer-book-") as tmp:
-        staging, doctrees = Path(tmp) / "src", Path(tmp) / "doctrees"
+        staging = Path(tmp) / "src"
         staging.mkdir()
         pages = stage(src, staging)
         if out.exists():
             shutil.rmtree(out)
-        args = ["-b", "html", "-d", str(doctrees), "-n"]
+        args = ["-b", "html", "-n"]
         args += ["-q"] if quiet else []
         args += ["-W", "--keep-going"] if strict else []
-        # Sphinx writes warnings to stderr; catch them to name the notebooks in src/, not their staged copies.
-        with contextlib.redirect_stderr(io.StringIO()) as captured:
-            status = build_main([*args, str(staging), str(out)])
-        warnings = captured.getvalue()
+        status, warnings = _sphinx([*args, "-d", str(Path(tmp) / "doctrees")], staging, out)
+        if status == 0 and (staging / "locale" / ZH).is_dir():
+            # The Chinese edition: the same staged pages and stored outputs, prose from the catalogues, plus 术语表.
+            (staging / "glossary.md").write_text(glossary_page(), encoding="utf-8")
+            index = (staging / "index.md").read_text(encoding="utf-8")
+            (staging / "index.md").write_text(index.replace("\n```\n", "\nglossary\n```\n"), encoding="utf-8")
+            zh_args = [*args, "-d", str(Path(tmp) / "doctrees-zh"), "-D", f"language={ZH}",
+                       "-D", f"html_title={ZH_TITLE}"]
+            status, zh_warnings = _sphinx(zh_args, staging, out / ZH)
+            warnings += zh_warnings
     warnings = warnings.replace(f"{staging}{os.sep}", f"{src}{os.sep}").strip()
     if warnings:
         print(warnings, file=sys.stderr)
@@ -173,6 +216,8 @@ def build(src: Path, out: Path, *, strict: bool = True, quiet: bool = True) -> l
         )
     try:  # the pages' CJK characters as a font of their own (book/conf.py links its stylesheet)
         book_font.add_font(out)
+        if (out / ZH).is_dir():
+            book_font.add_font(out / ZH)
     except FileNotFoundError as err:
         raise BookError(str(err)) from err
     return pages

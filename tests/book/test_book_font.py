@@ -56,7 +56,7 @@ def _print_with_system_fonts_only(page: Path, pdf: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="tformer-font-chromium-") as tmp:
         done = subprocess.run(
             [binary, *chromium_tools.OFFLINE_FLAGS, f"--user-data-dir={Path(tmp) / 'profile'}",
-             "--virtual-time-budget=15000", f"--print-to-pdf={pdf}", page.as_uri()],
+             "--virtual-time-budget=15000", "--no-pdf-header-footer", f"--print-to-pdf={pdf}", page.as_uri()],
             capture_output=True, text=True, timeout=300, check=False,
             env={**{k: v for k, v in os.environ.items() if k != "FONTCONFIG_FILE"}, "HOME": tmp},
         )
@@ -82,3 +82,14 @@ def test_chinese_renders_with_the_books_font_and_only_with_it(page: Path, tmp_pa
     _print_with_system_fonts_only(bare, bare_pdf)
     _, missing_bare = build_pdf.missing_glyphs(bare_pdf)
     assert any("猫" in m.intended or "□" in m.context for m in missing_bare) and len(missing_bare) >= 4
+
+
+@pytest.mark.skipif(chromium_tools.find() is None, reason="needs Debian's chromium")
+def test_the_chinese_edition_renders_with_the_books_font(page: Path, tmp_path: Path) -> None:
+    zh = page.parent / "zh_CN" / page.name
+    text = zh.read_text(encoding="utf-8")
+    assert "tformer-cjk.css" in text and "注意力" in text
+    pdf = tmp_path / "zh.pdf"
+    _print_with_system_fonts_only(zh, pdf)
+    checked, missing = build_pdf.missing_glyphs(pdf)
+    assert checked > 3000 and missing == [], missing[:3]

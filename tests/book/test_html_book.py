@@ -7,8 +7,8 @@ mapped to "not found", so anything fetched from the web would fail; they are ski
 is found. Environment:
 
 - ``TFORMER_NOTEBOOKS``: notebook folder to build from (default ``notebooks/``).
-- ``TFORMER_SCREENSHOTS=1``: also save ``docs/screenshot_contents.png`` (as tall as the whole list of chapters)
-  and ``docs/screenshot_chapter05.png``.
+- ``TFORMER_SCREENSHOTS=1``: also save ``docs/screenshot_contents.png`` (as tall as the whole list of chapters),
+  ``docs/screenshot_chapter05.png`` and its Chinese twin ``docs/screenshot_chapter05_zh.png``.
 - ``TFORMER_HTML_ALL_PAGES=1``: check the maths on every chapter page, not only chapter 05 (or the first).
 """
 
@@ -61,6 +61,7 @@ def _is_fresh(out: Path) -> bool:
         *CHAPTERS,
         ROOT / "tools" / "build_book.py",
         *(p for p in (ROOT / "book").rglob("*") if p.is_file()),
+        *(p for p in (ROOT / "locale").rglob("*") if p.is_file()),
     ]
     built = {p.stem for p in out.glob("*.html")}
     return all(p.stem in built for p in CHAPTERS) and index.stat().st_mtime > max(
@@ -314,6 +315,7 @@ def test_screenshots_for_the_readme(book: Path, browser_env: dict[str, str]) -> 
         (book / "index.html", DOCS / "screenshot_contents.png",
          f"{SCREENSHOT_WIDTH},{_contents_bottom(book, browser_env) + 120}"),
         (_feature_page(book), DOCS / "screenshot_chapter05.png", "1280,1800"),
+        (book / "zh_CN" / _feature_page(book).name, DOCS / "screenshot_chapter05_zh.png", "1280,1800"),
     ]
     for page, png, size in shots:
         png.unlink(missing_ok=True)
@@ -405,3 +407,47 @@ def test_measured_blocks_are_closed_toggles_with_rendered_markdown(book: Path) -
             if "<!-- result:" in str(block):
                 assert any(isinstance(c, Comment) and "result:" in c for c in block.find_all(string=True))
     assert 'href="_static/book.css' in (_chapter_pages(book)[0]).read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The Chinese edition (build/html/zh_CN/): a twin of every page, linked both ways, translated where the catalogue is.
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _translated() -> set[str]:
+    lines = (ROOT / "locale" / "zh_CN" / "translated.txt").read_text(encoding="utf-8").splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def _switch(page: Path) -> Path:
+    links = _soup(page).select("a.tformer-lang-switch")
+    assert len(links) == 1, f"{page.name}: {len(links)} language switches"
+    return (page.parent / links[0]["href"]).resolve()
+
+
+def test_every_page_has_a_chinese_twin_linked_both_ways(book: Path) -> None:
+    zh = book / "zh_CN"
+    for page in [book / "index.html", *_chapter_pages(book)]:
+        twin = zh / page.name
+        assert twin.is_file(), f"no Chinese twin of {page.name}"
+        assert _switch(page) == twin.resolve() and _switch(twin) == page.resolve(), page.name
+        assert _soup(twin).html.get("lang") == "zh-CN"
+    assert (zh / "glossary.html").is_file() and "术语表" in _soup(zh / "index.html").get_text()
+
+
+def test_translated_pages_are_chinese_and_the_others_say_they_are_not(book: Path) -> None:
+    translated = _translated()
+    for page in _chapter_pages(book):
+        soup = _soup(book / "zh_CN" / page.name)
+        note = soup.select(".tformer-untranslated")
+        title = soup.select_one("article h1").get_text()
+        if page.stem in translated:
+            assert not note and CJK.search(title), f"{page.name}: title {title!r}, note {bool(note)}"
+            english = [s.get_text() for s in soup.select("summary") if not CJK.search(s.get_text())]
+            assert english == [], f"{page.name}: block titles left in English: {english}"
+            # the result markers survive translation into the built page
+            count = page.read_text(encoding="utf-8").count("<!-- result:")
+            assert (book / "zh_CN" / page.name).read_text(encoding="utf-8").count("<!-- result:") == count
+        else:
+            assert len(note) == 1 and not CJK.search(title), page.name
