@@ -84,6 +84,7 @@ import torch
 from tformer.baselines.seq2seq_rnn import Seq2SeqRNN
 from tformer.book import diagrams
 from tformer.book.environment import get_device, seed_everything
+from tformer.book.playground import cross_attention_map, read_sentence, translator_controls
 from tformer.book.plot import attention_heatmap, use_book_style
 from tformer.book.results import Results
 from tformer.book.shipped import load_translator
@@ -93,7 +94,7 @@ from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, PairBatches, Vocab, pad_se
 from tformer.decoding import beam_search, greedy_decode
 from tformer.masks import as_key_padding, causal_mask
 from tformer.models import Transformer
-from tformer.training.metrics import evaluate_translation, translate
+from tformer.training.metrics import evaluate_translation
 from tformer.training.teacher_forcing import shift_right
 from tformer.training.train import linear_warmup_decay, seq2seq_loss, step_cost_ratios, train, training_clock
 
@@ -837,8 +838,9 @@ assert speedup > 1.0
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
-# One timing of each, with no spread measured; the factor depends on the machine and its load, so the text
-# does not quote it (the cell asserts only that the cache is faster and the tokens identical). The measured
+# The median of three interleaved rounds of each, spread not reported; the factor depends on the machine and
+# its load, so the text does not quote it (the cell asserts only that the cache is faster and the tokens
+# identical). The measured
 # factor is far below the count's n/2; we did not measure where the rest goes, but on a model this small
 # every step also pays fixed costs (Python, launching each operator) that a cache cannot remove, and those
 # weigh less as the model grows.
@@ -1010,7 +1012,7 @@ assert all(t > b for t, b in zip(tf_early, val_final["Bahdanau"], strict=True)),
 # %% [markdown]
 # In about the same training time the Transformer learned this task much faster: it translates
 # 69.0<!-- result: tf_short_em.min -->–78.3%<!-- result: tf_short_em.max --> of the 300 short test sentences
-# exactly, the RNN with Bahdanau attention 6.0<!-- result: rnn_bahdanau_em.min -->–25.0%<!-- result:
+# exactly, the RNN with Bahdanau attention 11.0<!-- result: rnn_bahdanau_em.min -->–28.3%<!-- result:
 # rnn_bahdanau_em.max -->, and the Transformer is ahead for each of the three seeds (the table above; the
 # figure shows the validation score during training).
 
@@ -1030,28 +1032,28 @@ plt.show()
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
-# Each of the six runs trained for the time of 150<!-- result: tf_budget_steps --> Transformer steps
-# (8.3<!-- result: budget_seconds.min -->–10.0<!-- result: budget_seconds.max --> seconds of CPU time each in
-# the stored run). Paired by seed, the Transformer is ahead by 48.3<!-- result: tf_gap.min --> to
-# 72.3<!-- result: tf_gap.max --> points (the cell asserts a positive lead for every seed). A Bahdanau step
-# cost 1.07<!-- result: step_cost_bahdanau --> Transformer steps by the median of the timing rounds, so the RNN got
-# 140<!-- result: steps_bahdanau --> steps to the Transformer's 150<!-- result: tf_budget_steps -->, about as
+# Each of the six runs trained for about the time of 150<!-- result: tf_budget_steps --> Transformer steps
+# (13.3<!-- result: budget_seconds.min -->–14.1<!-- result: budget_seconds.max --> seconds of CPU time each in
+# the stored run). Paired by seed, the Transformer is ahead by 45.0<!-- result: tf_gap.min --> to
+# 67.3<!-- result: tf_gap.max --> points (the cell asserts a positive lead for every seed). A Bahdanau step
+# cost 1.04<!-- result: step_cost_bahdanau --> Transformer steps by the median of the timing rounds, so the RNN got
+# 144<!-- result: steps_bahdanau --> steps to the Transformer's 150<!-- result: tf_budget_steps -->, about as
 # many (the cell asserts the two step counts stay within a quarter of each other). The median does not make
-# the times equal: each RNN run took 100<!-- result: rnn_time_share.min -->–113%<!-- result: rnn_time_share.max -->
-# of its Transformer partner's CPU time, and the difference moves from run to run (in the stored run no RNN
-# got less time than its partner: if anything, the timing favoured the RNN).
+# the times equal: each RNN run took 95<!-- result: rnn_time_share.min -->–99%<!-- result: rnn_time_share.max -->
+# of its Transformer partner's CPU time, and the difference moves from run to run (in the stored run every RNN
+# got a little less time than its partner, which is why the block also compares the two per step below).
 #
 # Per step the order is the same. On the 100 validation sentences the Transformer ends at
 # 76<!-- result: tf_val_em.min -->–79%<!-- result: tf_val_em.max -->, the RNN at
-# 9<!-- result: bahdanau_val_em.min -->–31%<!-- result: bahdanau_val_em.max -->. The cell also reads the
+# 14<!-- result: bahdanau_val_em.min -->–36%<!-- result: bahdanau_val_em.max -->. The cell also reads the
 # Transformer at its last checkpoint at or before the RNN's step count (step
 # 100<!-- result: tf_early_step --> in the stored run, where the RNN got the fewer steps): 50<!-- result: tf_val_em_early.min -->–59%<!--
 # result: tf_val_em_early.max -->, above its RNN partner's end on every seed (asserted).
 #
 # What this does not show. The size of the gap is not a stable figure: the RNN's curves are still climbing
 # steeply at the end (the figure), so its score moves a lot with the number of steps the timing grants it,
-# and the timing rounds put a Bahdanau step anywhere from 0.82<!-- result: step_cost_bahdanau_rounds.min -->
-# to 1.18<!-- result: step_cost_bahdanau_rounds.max --> Transformer steps (the median set it). How the two
+# and the timing rounds put a Bahdanau step anywhere from 0.86<!-- result: step_cost_bahdanau_rounds.min -->
+# to 1.61<!-- result: step_cost_bahdanau_rounds.max --> Transformer steps (the median set it). How the two
 # compare after a longer budget, and on long sentences (where chapter 02 measured attention's advantage over
 # the fixed context), is not measured here: three seeds of that would not fit in this chapter's running time.
 # Section 5's run, with its longer budget and the full corpus, shows what a Transformer reaches given more
@@ -1106,8 +1108,8 @@ assert min(beam_gain) > 0  # at this budget the beam helps every seed's Transfor
 #
 # The book also ships the model of section 5 trained twice as long as its CPU run (by
 # `benchmarks/train_translation.py`), so you can try it without training: it translates
-# 99.65%<!-- result: shipped_em --> of the test sentences exactly, where section 8's run got
-# 97.3%<!-- result: test_em -->. Below, a sentence with a word it never saw, which it reads as `<unk>`.
+# 99.65%<!-- result: shipped_em --> of the test sentences exactly, where the chapter's own run got
+# 97.3%<!-- result: test_em --> (section 8). Below, a sentence with a word it never saw, which it reads as `<unk>`.
 
 # %% tags=["nbval-ignore-output"]
 shipped = load_translator(device)  # .model, .src_vocab, .tgt_vocab, and .record: how it was made and scored
@@ -1120,48 +1122,41 @@ assert abs(report.exact_match - shipped.record["test_exact_match"]) <= 1 / len(c
 if not BIG:  # "this model trained twice as long": the same settings as section 5's, twice the steps
     assert shipped.model.config == model.config and shipped.record["steps"] == 2 * STEPS
 
-
-def last_layer_cross(words: list[str], written: list[str]) -> torch.Tensor:
-    """Cross-attention of the shipped model's last decoder layer, mean of heads, (L + 1, S + 1) with EOS,
-    while it is fed its own translation `written` (teacher forcing, as in section 9)."""
-    src = torch.tensor([shipped.src_vocab.encode(words, add_eos=True)], device=device)  # (1, S + 1)
-    tgt_in = shift_right(torch.tensor([shipped.tgt_vocab.encode(written, add_eos=True)]), BOS_ID)  # (1, L + 1)
-    with torch.no_grad():
-        maps = shipped.model(src, tgt_in.to(device), return_attention=True).cross_attention
-    return maps[-1][0].mean(dim=0).cpu()
-
-
 EXAMPLE = "the lazy cat chased the dragon under the table"
-dragon_zh = translate(shipped.model, [EXAMPLE], shipped.src_vocab, shipped.tgt_vocab)[0].split()
+example = read_sentence(shipped, EXAMPLE)  # lower-cases, reads unseen words as <unk>, translates greedily
 assert "dragon" not in shipped.src_vocab and "龙" not in shipped.tgt_vocab  # no word for it on either side
 # what the text says: the unknown object came out as a second 猫, which reads the <unk> position most
-assert dragon_zh.count("猫") == 2 and dragon_zh[-1] == "猫"
-assert int(last_layer_cross(EXAMPLE.split(), dragon_zh)[len(dragon_zh) - 1].argmax()) == EXAMPLE.split().index("dragon")
+assert example.written.count("猫") == 2 and example.written[-1] == "猫"
+last_cat = len(example.written) - 1
+assert int(cross_attention_map(shipped, example)[last_cat].argmax()) == example.words.index("dragon")
 
 # %% [markdown]
-# In the stored example the words it knows come through, and for `<unk>` it writes a word it does know: 猫
-# (cat) a second time, and that 猫 reads the `<unk>` column most (the heatmap below). Every training word is
-# in the vocabulary, so `<unk>` never occurred in training and its vector is still the random one it started
-# with: what the model writes there is an accident, not a learned guess. To try your own, change `SENTENCE`
-# and run the next two cells: words without punctuation ("mat." is not "mat"), in sentences shaped like the
-# corpus's (section 2); `shipped.src_vocab.itos`, the vocabulary's list of tokens, shows the words it knows.
-# The heatmap shows which English word the decoder read most while writing each Chinese word.
+# In the example (printed below) the words it knows come through, and for `<unk>` it writes a word it
+# does know: 猫 (cat) a second time, and that 猫 reads the `<unk>` column most (the heatmap below; its rows are
+# the words written). `<unk>` never occurred in training (every training word is in the vocabulary), so its
+# vector is still its random start: what the model writes there is an accident, not a learned guess. To try
+# your own in JupyterLab or Colab, change `SENTENCE` and run the next two cells, using words free of punctuation
+# ("mat." is not "mat") in sentences shaped like section 2's; `shipped.src_vocab.itos` lists the known words.
+# The last cell adds a text box and layer/head pickers (blank on this page).
 
 # %%
 SENTENCE = EXAMPLE  # your sentence here, e.g. "the small dog sat on the red sofa"
-words = SENTENCE.lower().split()
-seen = [w if w in shipped.src_vocab else "<unk>" for w in words]
-unknown = [w for w in words if w not in shipped.src_vocab]
-translation = translate(shipped.model, [" ".join(words)], shipped.src_vocab, shipped.tgt_vocab)[0]
-print(f"the model reads: {' '.join(seen)}   ({len(unknown)} unknown: {', '.join(unknown) or 'none'})")
-print(f"it writes:       {translation}")
+reading = read_sentence(shipped, SENTENCE)
+print(f"the model reads: {' '.join(reading.seen)}   "
+      f"({len(reading.unknown)} unknown: {', '.join(reading.unknown) or 'none'})")
+print(f"it writes:       {' '.join(reading.written)}")
 
 # %%
-written = translation.split()
-attention_heatmap(last_layer_cross(words, written), [f"writes {w}" for w in [*written, "<eos>"]],
-                  [*seen, "<eos>"], title="your sentence: cross-attention, last decoder layer (mean of heads)")  # fmt: skip
+# cross_attention_map: the last decoder layer's cross-attention, mean of heads, while the model is fed its own
+# translation (teacher forcing, as in section 9)
+attention_heatmap(cross_attention_map(shipped, reading), [f"writes {w}" for w in [*reading.written, "<eos>"]],
+                  [*reading.seen, "<eos>"], title="your sentence: cross-attention, last decoder layer (mean of heads)")  # fmt: skip
 plt.show()
 
+# %% tags=["nbval-ignore-output", "remove-output"]
+# The same with controls, in JupyterLab or Colab: a text box (press Enter) and pickers for the decoder layer and
+# the head. The book's web and PDF pages cannot run them and show the example above instead.
+translator_controls(shipped, EXAMPLE)
 
 # %% [markdown]
 # **Takeaways**

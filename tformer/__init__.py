@@ -34,7 +34,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
                              pre-training, 11); distributed (DDP, FSDP, tensor parallel) (15)
         analysis/            formulas and measurements of cost: complexity (13), parallelism (memory, traffic) (15)
         book/                the notebooks' helpers: environment, plot (attention heatmaps, styles), results, exercises,
-                             diagrams, source; shipped (the trained models the book ships, 10)
+                             diagrams, source; shipped (the trained models the book ships, 10) and
+                             playground (your own sentence through the shipped translator, 10)
         environment.py       seeding, devices and the training clock, shared by the library and the book
         _checks.py           argument checks, one message format, shared by every module
 

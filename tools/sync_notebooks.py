@@ -51,6 +51,15 @@ def stamp_manifest(manifest: Path, digest: str) -> None:
     manifest.write_text(json.dumps(entries, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def drop_live_outputs(notebook) -> None:
+    """Forget what only a live kernel can show: widget state, and the outputs of cells tagged ``remove-output``
+    (controls such as chapter 10's text box, whose stored copy could not be used and would change every run)."""
+    notebook.metadata.pop("widgets", None)
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "remove-output" in cell.metadata.get("tags", []):
+            cell.outputs = []
+
+
 def sync(py: Path) -> bool:
     """Execute the notebook generated from ``py`` and write ``py.with_suffix('.ipynb')``; True on success."""
     notebook = jupytext.read(py)
@@ -91,6 +100,7 @@ def sync(py: Path) -> bool:
         print(f"sync: {py}: {error}", file=sys.stderr)
         print(f"sync: {py.with_suffix('.ipynb')} left unchanged", file=sys.stderr)
         return False
+    drop_live_outputs(notebook)
     ipynb = py.with_suffix(".ipynb")
     jupytext.write(notebook, ipynb, config=load_jupytext_config(str(py.parent)))
     if manifest.exists():

@@ -7,4 +7,5 @@
 - ``source``: ``show_source(obj)`` displays a package object's own code, highlighted.
 - ``exercises``: self-checking exercises; their answer digests live in ``exercise_answers/``.
 - ``shipped``: the trained models the book ships (``checkpoints/``), loaded ready to use.
+- ``playground``: your own sentence through the shipped translator, its cross-attention, and ipywidgets controls.
 """
