@@ -65,9 +65,11 @@ _UNTRANSLATED_NOTE = (
 
 
 def _lines(path: Path) -> list[str]:
+    """The non-empty, non-comment lines of ``path``, stripped (none when it is missing)."""
     if not path.is_file():
         return []
-    return [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    lines = (line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def _chinese_page(app, pagename, templatename, context, doctree) -> None:
@@ -76,7 +78,7 @@ def _chinese_page(app, pagename, templatename, context, doctree) -> None:
         return
     if pagename not in _lines(_TRANSLATED):
         if doctree is not None and pagename[:2].isdigit():
-            context["body"] = _UNTRANSLATED_NOTE + context["body"]
+            context["body"] = f'{_UNTRANSLATED_NOTE}<div lang="en">{context["body"]}</div>'
         return
     # A <details> title is raw HTML, which gettext does not extract: summaries.tsv translates it.
     for row in _lines(_SUMMARIES)[1:]:

@@ -12,6 +12,7 @@ Usage: python tools/book_font.py build/html   (``make html`` runs it; it can be 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -94,7 +95,12 @@ def add_font(html_dir: Path) -> tuple[int, int]:
     pages = sorted(html_dir.glob("*.html"))
     if not pages:
         raise FileNotFoundError(f"{html_dir}: expected the built HTML book (*.html), found no page")
-    chars = cjk_characters(page.read_text(encoding="utf-8") for page in pages)
+    texts = [page.read_text(encoding="utf-8") for page in pages]
+    # Messages the pages' scripts write at run time (search results, "no match"), as \uXXXX escapes.
+    script = html_dir / "_static" / "translations.js"
+    if script.is_file():
+        texts.append(re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m[1], 16)), script.read_text(encoding="utf-8")))
+    chars = cjk_characters(texts)
     options = subset.Options()
     options.flavor = "woff2"  # Brotli-compressed: the pinned `brotli` package
     options.layout_features = ["*"]

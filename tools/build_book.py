@@ -10,6 +10,10 @@ stored in each ``.ipynb`` (the ones nbval checks), with sphinx-book-theme for th
 links and a search box. Maths is typeset by a local copy of MathJax 3 taken from the ``django-static-mathjax``
 wheel, so the site works from ``file://`` with no network. The Sphinx configuration lives in ``book/conf.py``.
 
+The same staged pages are then built a second time with ``language=zh_CN`` into ``OUT/zh_CN/``: the Chinese edition,
+whose prose comes from the catalogues in ``locale/zh_CN/`` (``tools/catalogue.py``), with a 术语表 page made from
+``locale/zh_CN/glossary.tsv``; code and stored outputs are the same. Each edition gets its own CJK font subset.
+
 Exit status 0 on success; 1 with a message naming the notebook when a chapter has no heading, and Sphinx's own
 message when it reports a warning (strict by default, so a broken cross-reference or image fails the build).
 """
@@ -51,6 +55,7 @@ INTRO = (
 LOCALE_DIR = ROOT / "locale"
 ZH = "zh_CN"
 ZH_TITLE = "tformer：从 RNN 到 Transformer"
+ZH_AUTHORS = "tformer 作者团队"  # the footer's author and copyright line, in Chinese
 
 
 class BookError(Exception):
@@ -203,7 +208,7 @@ def build(src: Path, out: Path, *, strict: bool = True, quiet: bool = True) -> l
             index = (staging / "index.md").read_text(encoding="utf-8")
             (staging / "index.md").write_text(index.replace("\n```\n", "\nglossary\n```\n"), encoding="utf-8")
             zh_args = [*args, "-d", str(Path(tmp) / "doctrees-zh"), "-D", f"language={ZH}",
-                       "-D", f"html_title={ZH_TITLE}"]
+                       "-D", f"html_title={ZH_TITLE}", "-D", f"author={ZH_AUTHORS}", "-D", f"copyright={ZH_AUTHORS}"]
             status, zh_warnings = _sphinx(zh_args, staging, out / ZH)
             warnings += zh_warnings
     warnings = warnings.replace(f"{staging}{os.sep}", f"{src}{os.sep}").strip()

@@ -9,7 +9,8 @@ Usage::
 
     python tools/catalogue.py update [PAGE ...]   # re-extract; refresh the catalogues of the translated pages
                                                  # (locale/zh_CN/translated.txt) and of any PAGE named
-    python tools/catalogue.py check [PO ...]      # every problem of the translated catalogues (or of PO), exit 1
+    python tools/catalogue.py check [PAGE ...]    # every problem of the translated pages' catalogues (or PAGE's)
+                                                 # against the English as extracted now; exit 1 on any
 
 A catalogue string is checked against its English: no banned rendering (``banned.tsv``), every strict glossary
 term (``glossary.tsv``) carried over, the same result markers on the same numbers, the same inline code, maths and
@@ -24,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import warnings
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,12 +36,20 @@ GLOSSARY = LOCALE / LANGUAGE / "glossary.tsv"
 BANNED = LOCALE / LANGUAGE / "banned.tsv"
 TRANSLATED = LOCALE / LANGUAGE / "translated.txt"
 
-_MARKER = re.compile(r"<!--\s*result:?(?P<key>[^>]*?)-->")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _CODE = re.compile(r"(`+)(?P<code>.+?)\1", re.DOTALL)
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.DOTALL)
 _LINK_TARGET = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 _URL = re.compile(r"https?://\S+")
+_NUMERAL = re.compile(r"\d+(?:[.,]\d+)*")
+# A number standing alone in the English, not part of a name such as "seq2seq" or "float64".
+_ENGLISH_NUMERAL = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,]\d+)*(?![A-Za-z_\d])")
+# Everyday English that contains a glossary term without meaning it ("pay attention to the shapes").
+_EVERYDAY = re.compile(r"\bpa(?:y|ys|ying|id) attention\b", re.IGNORECASE)
+_ENGLISH_WORDS = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
+
+sys.path.insert(0, str(ROOT))
+from tformer.book.results import parse_markers  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -53,8 +61,9 @@ class Term:
     strict: bool
 
     def pattern(self) -> re.Pattern[str]:
-        """The English as whole words, case-insensitive, with a plural ending allowed."""
-        return re.compile(rf"(?<![\w-])(?:{self.english})(?:e?s)?(?![\w-])", re.IGNORECASE)
+        """The English as whole words (a hyphen may join it to another: "encoder-decoder"), case-insensitive,
+        with a plural or verb ending allowed ("masks", "masked", "masking")."""
+        return re.compile(rf"(?<!\w)(?:{self.english})(?:e?s|ed|ing)?(?!\w)", re.IGNORECASE)
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -87,6 +96,7 @@ def translated_pages(path: Path = TRANSLATED) -> list[str]:
 def english_words(msgid: str) -> str:
     """The prose of a catalogue string: without comments, inline code, maths, link targets and addresses."""
     text = _COMMENT.sub(" ", msgid)
+    text = _EVERYDAY.sub(" ", text)
     text = _CODE.sub(" ", text)
     text = _MATH.sub(" ", text)
     text = _LINK_TARGET.sub("] ", text)
@@ -94,38 +104,51 @@ def english_words(msgid: str) -> str:
 
 
 def _markers(text: str) -> list[tuple[str, str | None]]:
-    """(key, the number just before it) for every result marker, in order."""
-    sys.path.insert(0, str(ROOT))
-    from tformer.book.results import parse_markers
-
-    return [(marker.key, marker.number) for marker in parse_markers(text)]
+    """(key, the number just before it) for every result marker, sorted (Chinese may reorder a sentence)."""
+    return sorted(((marker.key, marker.number) for marker in parse_markers(text)), key=str)
 
 
 def string_problems(msgid: str, msgstr: str, glossary: list[Term], banned: dict[str, str]) -> list[str]:
     """What is wrong with one translation of ``msgid`` (empty when nothing is).
 
-    Checked: banned renderings; strict glossary terms; result markers with their numbers (same keys, same
-    numbers, same order); inline code, maths and link targets carried over unchanged.
+    Checked: banned renderings; the English copied untranslated; strict glossary terms, each in its own
+    rendering (a longer term's rendering does not count for a shorter one: 自注意力 is not 注意力, 光束搜索 is
+    banned); every numeral of the English prose present in the Chinese; result markers with their numbers (the
+    same (key, number) pairs, in any order); inline code, maths and link targets carried over unchanged.
     """
     found = [f"uses {bad!r}; write {use!r}" for bad, use in banned.items() if bad in msgstr]
     if msgid.startswith("\\"):  # a display formula (prose never starts with a backslash): shared, not translated
         return found + ([] if msgstr == msgid else ["a display formula: the Chinese must be the English, unchanged"])
     words = english_words(msgid)
-    # Longest terms first, each match blanked, so "rotary position embedding" is not also read as "embedding".
+    if msgstr == msgid and _ENGLISH_WORDS.search(words):
+        return [*found, "the English copied, not translated"]
+    # Which strict terms the English has: longest first, each match blanked, so "rotary position embedding" is
+    # not also read as "embedding" (nor "self-attention" as "attention").
+    needed = []
     for term in sorted(glossary, key=lambda t: len(t.english), reverse=True):
         pattern = term.pattern()
-        if term.strict and pattern.search(words) and term.chinese not in msgstr:
-            found.append(f"English has {term.english!r}; the Chinese must say {term.chinese!r}")
+        if term.strict and pattern.search(words):
+            needed.append(term)
         words = pattern.sub(lambda m: " " * len(m.group()), words)
+    # The same on the Chinese side: longest rendering first, each blanked once looked for.
+    chinese = _COMMENT.sub(" ", msgstr)
+    for term in sorted(glossary, key=lambda t: len(t.chinese), reverse=True):
+        if term in needed and term.chinese not in chinese:
+            found.append(f"English has {term.english!r}; the Chinese must say {term.chinese!r}")
+        chinese = chinese.replace(term.chinese, " " * len(term.chinese))
+    numbers = set(_ENGLISH_NUMERAL.findall(english_words(msgid)))
+    missing = sorted(numbers - set(_NUMERAL.findall(_COMMENT.sub(" ", msgstr))))
+    if missing:
+        found.append(f"numbers of the English missing from the Chinese: {missing}")
     if _markers(msgid) != _markers(msgstr):
         found.append(f"result markers: English {_markers(msgid)}, Chinese {_markers(msgstr)}")
     for name, pattern, group in (("inline code", _CODE, 0), ("maths", _MATH, 0),
                                  ("link targets", _LINK_TARGET, "target")):
-        english = Counter(m.group(group) for m in pattern.finditer(_COMMENT.sub(" ", msgid)))
-        chinese = Counter(m.group(group) for m in pattern.finditer(_COMMENT.sub(" ", msgstr)))
-        if set(english) != set(chinese):
-            found.append(f"{name} differ: only English {sorted(set(english) - set(chinese))}, "
-                         f"only Chinese {sorted(set(chinese) - set(english))}")
+        english = {m.group(group) for m in pattern.finditer(_COMMENT.sub(" ", msgid))}
+        translated = {m.group(group) for m in pattern.finditer(_COMMENT.sub(" ", msgstr))}
+        if english != translated:
+            found.append(f"{name} differ: only English {sorted(english - translated)}, "
+                         f"only Chinese {sorted(translated - english)}")
     return found
 
 
@@ -164,7 +187,11 @@ def catalogue_problems(
 
 
 def extract(out: Path) -> Path:
-    """Stage the book and run Sphinx's gettext builder into ``out``; return the folder of ``.pot`` files."""
+    """Stage the book and run Sphinx's gettext builder into ``out``; return the folder of ``.pot`` files.
+
+    Raises:
+        RuntimeError: if the gettext builder fails (its own messages are printed above).
+    """
     sys.path.insert(0, str(ROOT / "tools"))
     import build_book
     from sphinx.cmd.build import build_main
@@ -193,9 +220,17 @@ def current_strings(pot: Path) -> list[str]:
 
 def update(pages: list[str]) -> None:
     """Re-extract the English and merge it into the catalogues of ``pages`` (new strings empty, changed ones
-    fuzzy), with ``sphinx-intl``."""
+    fuzzy), with ``sphinx-intl``.
+
+    Raises:
+        ValueError: naming a page that the book does not have.
+    """
     with tempfile.TemporaryDirectory(prefix="tformer-po-") as tmp:
         pots = extract(Path(tmp) / "pot")
+        unknown = [page for page in pages if not (pots / f"{page}.pot").is_file()]
+        if unknown:
+            known = sorted(p.stem for p in pots.glob("*.pot"))
+            raise ValueError(f"pages: expected pages of the book ({', '.join(known)}), got {unknown}")
         chosen = Path(tmp) / "chosen"
         chosen.mkdir()
         for page in pages:
@@ -204,20 +239,42 @@ def update(pages: list[str]) -> None:
                         "-d", str(LOCALE), "-w", "0", "--no-obsolete"], check=True)
 
 
+def check(pages: list[str]) -> list[str]:
+    """Every problem of the catalogues of ``pages``, against the English as extracted now (as ``make test``).
+
+    Raises:
+        ValueError: naming a page that has no catalogue.
+    """
+    missing = [page for page in pages if not (CATALOGUES / f"{page}.po").is_file()]
+    if missing:
+        raise ValueError(f"pages: expected pages with a catalogue in {CATALOGUES} (make po PAGES=...), got {missing}")
+    with tempfile.TemporaryDirectory(prefix="tformer-po-") as tmp:
+        pots = extract(Path(tmp) / "pot")
+        return [problem for page in pages
+                for problem in catalogue_problems(CATALOGUES / f"{page}.po", current_strings(pots / f"{page}.pot"))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("update", help="refresh the catalogues of the translated pages (and of PAGE)")
     up.add_argument("pages", nargs="*")
-    check = sub.add_parser("check", help="list every problem of the translated catalogues (or of PO)")
-    check.add_argument("po", nargs="*")
+    check_parser = sub.add_parser("check", help="list every problem of the translated pages' catalogues (or PAGE's)")
+    check_parser.add_argument("pages", nargs="*")
     args = parser.parse_args(argv)
-    if args.command == "update":
-        update(sorted(set(translated_pages()) | set(args.pages)))
-        return 0
-    paths = [Path(p) for p in args.po] or [CATALOGUES / f"{page}.po" for page in translated_pages()]
-    problems = [problem for path in paths for problem in catalogue_problems(path)]
-    print("\n".join(problems) or f"catalogue: {len(paths)} catalogue(s), no problem")
+    try:
+        if args.command == "update":
+            update(sorted(set(translated_pages()) | set(args.pages)))
+            return 0
+        pages = args.pages or translated_pages()
+        problems = check(pages)
+    except ValueError as err:
+        print(f"catalogue: {err}", file=sys.stderr)
+        return 1
+    untracked = [page for page in pages if page not in translated_pages()]
+    if untracked and not problems:
+        print(f"catalogue: {', '.join(untracked)}: complete; add to {TRANSLATED.name} so that make test keeps it so")
+    print("\n".join(problems) or f"catalogue: {len(pages)} page(s), no problem")
     return 1 if problems else 0
 
 

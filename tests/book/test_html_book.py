@@ -416,8 +416,9 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _translated() -> set[str]:
-    lines = (ROOT / "locale" / "zh_CN" / "translated.txt").read_text(encoding="utf-8").splitlines()
-    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+    import catalogue
+
+    return set(catalogue.translated_pages())
 
 
 def _switch(page: Path) -> Path:
@@ -451,3 +452,27 @@ def test_translated_pages_are_chinese_and_the_others_say_they_are_not(book: Path
             assert (book / "zh_CN" / page.name).read_text(encoding="utf-8").count("<!-- result:") == count
         else:
             assert len(note) == 1 and not CJK.search(title), page.name
+
+
+# A probe: is the language switch drawn where a reader can click it (the element at its centre and at its top
+# edge is the switch itself, not the sticky top bar over it)?
+_SWITCH_PROBE = """<script>window.addEventListener("load", () => {
+  const a = document.querySelector("a.tformer-lang-switch");
+  const r = a.getBoundingClientRect();
+  const hit = (y) => { const el = document.elementFromPoint(r.left + r.width / 2, y); return !!el && a.contains(el); };
+  document.body.setAttribute("data-switch", JSON.stringify({
+    centre: hit(r.top + r.height / 2), top: hit(r.top + 2), height: r.height }));
+});</script>"""
+
+
+@pytest.mark.parametrize("edition", ["", "zh_CN"])
+def test_the_language_switch_is_visible(book: Path, browser_env: dict[str, str], edition: str) -> None:
+    page = book / edition / _feature_page(book).name
+    found = _probe_page(page, _SWITCH_PROBE, "data-switch", browser_env, "1280,900")
+    assert found["centre"] and found["top"] and found["height"] > 10, found
+
+
+def test_chinese_search_finds_chinese_words(book: Path) -> None:
+    script = (book / "zh_CN" / "searchindex.js").read_text(encoding="utf-8")
+    terms = json.loads(script[script.index("(") + 1:script.rindex(")")])["terms"]
+    assert {"注意力", "词元", "查询"} <= set(terms)  # Sphinx splits Chinese into words only with jieba

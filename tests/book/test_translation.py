@@ -60,7 +60,8 @@ def test_a_good_translation_passes() -> None:
         ("One token.", "一个词元。", True, "fuzzy"),
         ("Pay in coins.", "用代币支付。", False, "uses '代币'"),
         ("Self-attention mixes tokens.", "自注意力混合各个符号。", False, "must say '词元'"),
-        ("It is **0.30**<!-- result: w_cat -->.", "它是 0.3<!-- result: w_cat -->。", False, "result markers"),
+        ("It is **0.30**<!-- result: w_cat -->.", "它是 0.30，约 0.3<!-- result: w_cat -->。", False,
+         "result markers"),
         ("It is **0.30**<!-- result: w_cat -->.", "它是 0.30。", False, "result markers"),
         ("It is **0.30**<!-- result: w_cat -->.", "它是0.30<!-- result: w_cat -->。", False, "result markers"),
         ("Call `attend(q, k)`.", "调用 `attend(k, q)`。", False, "inline code differ"),
@@ -68,12 +69,19 @@ def test_a_good_translation_passes() -> None:
          "link targets differ"),
         ("Then $x^2$ grows.", "然后 $x^3$ 增大。", False, "maths differ"),
         ("\\frac{a}{b}", "\\frac{b}{a}", False, "display formula"),
+        ("The tokens are long here.", "The tokens are long here.", False, "the English copied"),
+        ("1,000 hidden units", "10,000 个隐藏单元", False, "numbers of the English missing"),
+        ("Self-attention is attention to itself.", "自注意力是对自身的关注。", False, "must say '注意力'"),
+        ("Beam search keeps K prefixes.", "光束搜索保留 K 个前缀。", False, "uses '光束搜索'"),
+        ("The masked tokens.", "被遮住的词元。", False, "must say '掩码'"),
     ],
 )
 def test_each_fault_is_reported(tmp_path: Path, english: str, chinese: str, fuzzy: bool, expected: str) -> None:
     po = _write(tmp_path / "page.po", [GOOD, (english, chinese, fuzzy)])
-    glossary = [catalogue.Term("token", "词元", True)]
-    problems = catalogue.catalogue_problems(po, glossary=glossary, banned={"代币": "词元"})
+    glossary = [catalogue.Term("token", "词元", True), catalogue.Term("attention", "注意力", True),
+                catalogue.Term("self-attention", "自注意力", True), catalogue.Term("mask", "掩码", True),
+                catalogue.Term("beam search", "束搜索", True)]
+    problems = catalogue.catalogue_problems(po, glossary=glossary, banned={"代币": "词元", "光束搜索": "束搜索"})
     assert len(problems) == 1 and expected in problems[0], problems
 
 
@@ -82,6 +90,19 @@ def test_an_english_edit_shows_up_as_work(tmp_path: Path) -> None:
     current = [GOOD[0], "A sentence the author just added."]
     problems = catalogue.catalogue_problems(po, current, glossary=[], banned={})
     assert len(problems) == 1 and "new English" in problems[0]
+
+
+def test_what_a_good_translation_may_do() -> None:
+    """Reorder marked numbers, drop an everyday "attention", join terms with a hyphen, keep "seq2seq"'s 2."""
+    glossary = catalogue.load_glossary()
+    ok = [
+        ("**0.30**<!-- result: a --> and **0.15**<!-- result: b -->", "**0.15**<!-- result: b --> 与 **0.30**<!-- result: a -->"),
+        ("Pay attention to the shapes.", "留意这些形状。"),
+        ("The encoder-decoder reads.", "编码器-解码器读取。"),
+        ("A seq2seq model in float64.", "一个序列到序列模型，用 float64 计算。"),
+    ]
+    for english, chinese in ok:
+        assert catalogue.string_problems(english, chinese, glossary, {}) == [], english
 
 
 def test_the_longest_glossary_term_wins() -> None:
