@@ -498,10 +498,13 @@ def check_length_penalty(length_penalty: object) -> float:
     """Return beam search's α as a float; its stopping bound needs a penalty that grows with length.
 
     Raises:
-        TypeError: not a number. ValueError: negative or NaN.
+        TypeError: not a number. ValueError: negative, infinite or NaN (an infinite α makes every finished
+        hypothesis score 0 or -inf, so the beams' ranking means nothing).
     """
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
         raise TypeError(f"length_penalty: expected a number >= 0, got {type(length_penalty).__name__}")
     if not length_penalty >= 0:  # also refuses NaN
         raise ValueError(f"length_penalty: expected a number >= 0, got {length_penalty}")
+    if length_penalty == float("inf"):
+        raise ValueError(f"length_penalty: expected a finite number, got {length_penalty}")
     return float(length_penalty)

@@ -396,5 +396,7 @@ def test_length_penalty_must_be_a_non_negative_number() -> None:
     model, src = PrefixTable([_issue_toy], vocab=8), torch.tensor([[1]])
     with pytest.raises(ValueError, match=r"length_penalty: expected a number >= 0, got -0.5"):
         beam_search(model, src, 2, 8, BOS, EOS, length_penalty=-0.5)
+    with pytest.raises(ValueError, match=r"length_penalty: expected a finite number, got inf"):
+        beam_search(model, src, 2, 8, BOS, EOS, length_penalty=float("inf"))  # every score 0 or -inf: no ranking
     with pytest.raises(TypeError, match=r"length_penalty: expected a number >= 0, got str"):
         beam_search(model, src, 2, 8, BOS, EOS, length_penalty="0.6")  # type: ignore[arg-type]

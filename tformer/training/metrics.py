@@ -269,6 +269,7 @@ def translate(
     length; the model's device is used. ``max_len`` (target tokens, EOS included) defaults to
     ``2 · source words + 10``, capped by the model's ``max_len``. ``src_eos`` appends ``EOS_ID`` to
     each source, as :class:`tformer.data.text.PairBatches` does by default: use the choice the model was trained with.
+    A source with no words (``""``, spaces) translates to ``""``, not refused and not decoded.
     A source word the vocabulary lacks is fed as ``<unk>`` (``UNK_ID``), so real text is scored, not refused;
     ``strict=True`` raises on it instead. A source longer than the model's positions reach (learned or
     sinusoidal: ``model.max_len`` ids, EOS included) is cut to its first words (EOS kept) rather than refused;
@@ -328,7 +329,8 @@ def _translate(
     was_training = model.training
     model.eval()
     out: list[str] = [""] * len(sentences)
-    nonempty = [i for i, e in enumerate(encoded) if e]  # an empty source without EOS: nothing to read, ""
+    # A source with no words has nothing to translate: "" (fed only its EOS, a model would invent a sentence).
+    nonempty = [i for i, sentence in enumerate(sentences) if sentence.split()]
     try:
         for batch in bucket_batches([len(encoded[i]) for i in nonempty] or [0], batch_size, shuffle=False):
             idx = [nonempty[j] for j in batch if nonempty]

@@ -178,9 +178,11 @@ def test_empty_sources_are_scored_in_a_bucket_of_their_own() -> None:  # breaker
     model = Transformer(len(src_vocab), len(tgt_vocab), **TINY)
     report = evaluate_translation(model, [("", "猫"), ("the cat", "猫"), ("   ", "猫")], src_vocab, tgt_vocab)
     assert len(report.hypotheses) == 3
+    assert report.hypotheses[0] == report.hypotheses[2] == ""  # nothing to translate: not a sentence the model invents
+    assert translate(model, ["", " "], src_vocab, tgt_vocab) == ["", ""]
     assert [(b.label, b.low, b.high, b.count) for b in report.buckets[:2]] == [("0", 0, 0, 2), ("1-10", 1, 10, 1)]
     no_eos = evaluate_translation(model, [("", "猫"), ("the cat", "猫")], src_vocab, tgt_vocab, src_eos=False)
-    assert no_eos.hypotheses[0] == "" and no_eos.buckets[0].count == 1  # nothing to read: an empty translation
+    assert no_eos.hypotheses[0] == "" and no_eos.buckets[0].count == 1
     assert length_bucket_label(0) == "0"
     assert [r.label for r in accuracy_by_length([3], [True])] == ["1-10", "11-20", "21-30", "31+"]  # no "0" row
 
