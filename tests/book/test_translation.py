@@ -170,3 +170,14 @@ def test_numbers_in_the_chinese_prose_are_the_recorded_results(page: str) -> Non
              > prose_tolerance(m.number) + 1e-12]
     english = (NOTEBOOKS / f"{page}.py").read_text(encoding="utf-8").count("<!-- result:")
     assert wrong == [] and len(markers) == english
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p[:2].isdigit()])
+def test_every_collapsed_block_title_of_a_translated_page_is_translated(page: str) -> None:
+    """``<summary>`` titles are raw HTML, which gettext does not extract: ``summaries.tsv`` must cover them."""
+    import re
+
+    lines = (catalogue.LOCALE / catalogue.LANGUAGE / "summaries.tsv").read_text(encoding="utf-8").splitlines()
+    known = {line.split("\t")[0] for line in lines[1:] if line and not line.startswith("#")}
+    titles = set(re.findall(r"<summary>([^<]*)</summary>", (NOTEBOOKS / f"{page}.py").read_text(encoding="utf-8")))
+    assert titles - known == set(), f"{page}: add these to summaries.tsv: {sorted(titles - known)}"
