@@ -43,7 +43,7 @@ html_theme_options = {
     "navigation_with_keys": False,
 }
 
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "_mathjax"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "_mathjax", "locale"]
 # A chapter may jump from "#" to "###"; that is a style choice, not a broken page.
 suppress_warnings = ["myst.header"]
 
