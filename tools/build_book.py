@@ -122,6 +122,15 @@ def mathjax_file() -> Path:
     return path
 
 
+def write_index(staging: Path, names: list[str]) -> None:
+    """Write the contents page, ``index.md``, listing ``names`` in order."""
+    toctree = "\n".join(names)
+    index = (
+        f"# {BOOK_TITLE}\n\n{INTRO}\n\n```{{toctree}}\n:maxdepth: 1\n:caption: Chapters\n\n{toctree}\n```\n"
+    )
+    (staging / "index.md").write_text(index, encoding="utf-8")
+
+
 def stage(src: Path, staging: Path) -> list[tuple[str, str]]:
     """Fill ``staging`` with the Sphinx sources; return (page name, title) for each chapter in order."""
     shutil.copy2(BOOK_DIR / "conf.py", staging / "conf.py")
@@ -140,27 +149,20 @@ def stage(src: Path, staging: Path) -> list[tuple[str, str]]:
             (staging / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(asset, staging / rel)
     pages = [(path.stem, stage_notebook(path, staging)) for path in find_chapters(src)]
-    toctree = "\n".join(name for name, _ in pages)
-    index = (
-        f"# {BOOK_TITLE}\n\n{INTRO}\n\n```{{toctree}}\n:maxdepth: 1\n:caption: Chapters\n\n{toctree}\n```\n"
-    )
-    (staging / "index.md").write_text(index, encoding="utf-8")
+    write_index(staging, [name for name, _ in pages])
     # The Chinese edition's catalogues, list of translated pages and <details> titles (book/conf.py reads them).
     if (LOCALE_DIR / ZH).is_dir():
         shutil.copytree(LOCALE_DIR / ZH, staging / "locale" / ZH, ignore=shutil.ignore_patterns("*.mo"))
     return pages
 
 
-def glossary_page(glossary: Path = LOCALE_DIR / ZH / "glossary.tsv", banned: Path = LOCALE_DIR / ZH / "banned.tsv") -> str:
+def glossary_page() -> str:
     """The Chinese edition's 术语表 page (MyST markdown): the glossary's terms, then the renderings never used."""
-
-    def rows(path: Path) -> list[list[str]]:
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return [line.split("\t") for line in lines if line and not line.startswith("#")][1:]
+    import catalogue
 
     terms = "\n".join(f"| {chinese} | {english.replace('|', ' / ')} | {source} |"
-                       for english, chinese, _, source in rows(glossary))
-    never = "\n".join(f"| {bad} | {use} |" for bad, use in rows(banned))
+                       for english, chinese, _, source in catalogue.rows(catalogue.GLOSSARY))
+    never = "\n".join(f"| {bad} | {use} |" for bad, use in catalogue.load_banned().items())
     return (
         "# 术语表\n\n中文版中每个术语只用一种译法：优先采用本书所依据原文的说法，原文没有的参照《动手学深度学习》"
         "（d2l-zh）；“依据”一栏注明出处。英文一栏中的“/”分隔同一术语的几种写法。\n\n"
@@ -205,8 +207,7 @@ def build(src: Path, out: Path, *, strict: bool = True, quiet: bool = True) -> l
         if status == 0 and (staging / "locale" / ZH).is_dir():
             # The Chinese edition: the same staged pages and stored outputs, prose from the catalogues, plus 术语表.
             (staging / "glossary.md").write_text(glossary_page(), encoding="utf-8")
-            index = (staging / "index.md").read_text(encoding="utf-8")
-            (staging / "index.md").write_text(index.replace("\n```\n", "\nglossary\n```\n"), encoding="utf-8")
+            write_index(staging, [*(name for name, _ in pages), "glossary"])
             zh_args = [*args, "-d", str(Path(tmp) / "doctrees-zh"), "-D", f"language={ZH}",
                        "-D", f"html_title={ZH_TITLE}", "-D", f"author={ZH_AUTHORS}", "-D", f"copyright={ZH_AUTHORS}"]
             status, zh_warnings = _sphinx(zh_args, staging, out / ZH)

@@ -48,8 +48,7 @@ _ENGLISH_NUMERAL = re.compile(r"(?<![A-Za-z_\d])\d+(?:[.,]\d+)*(?![A-Za-z_\d])")
 _EVERYDAY = re.compile(r"\bpa(?:y|ys|ying|id) attention\b", re.IGNORECASE)
 _ENGLISH_WORDS = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
 
-sys.path.insert(0, str(ROOT))
-from tformer.book.results import parse_markers  # noqa: E402
+sys.path.insert(0, str(ROOT))  # tformer.book.results, imported where used: the HTML build reads rows() without torch
 
 
 @dataclass(frozen=True)
@@ -66,8 +65,9 @@ class Term:
         return re.compile(rf"(?<!\w)(?:{self.english})(?:e?s|ed|ing)?(?!\w)", re.IGNORECASE)
 
 
-def _rows(path: Path) -> list[list[str]]:
-    """The tab-separated rows of ``path`` after its comment lines and its header."""
+def rows(path: Path) -> list[list[str]]:
+    """The tab-separated rows of ``path`` (glossary.tsv, banned.tsv, summaries.tsv) after its comment lines and
+    its header."""
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
     return [line.split("\t") for line in lines[1:]]
 
@@ -75,7 +75,7 @@ def _rows(path: Path) -> list[list[str]]:
 def load_glossary(path: Path = GLOSSARY) -> list[Term]:
     """The glossary's terms. Raises ValueError naming the line when a row does not have four columns."""
     terms = []
-    for row in _rows(path):
+    for row in rows(path):
         if len(row) != 4 or row[2] not in {"yes", "no"}:
             raise ValueError(f"{path.name}: expected english, chinese, yes|no, source; got {row!r}")
         terms.append(Term(row[0], row[1], row[2] == "yes"))
@@ -84,7 +84,7 @@ def load_glossary(path: Path = GLOSSARY) -> list[Term]:
 
 def load_banned(path: Path = BANNED) -> dict[str, str]:
     """Banned rendering -> what to write instead."""
-    return {row[0]: row[1] for row in _rows(path)}
+    return {row[0]: row[1] for row in rows(path)}
 
 
 def translated_pages(path: Path = TRANSLATED) -> list[str]:
@@ -105,6 +105,8 @@ def english_words(msgid: str) -> str:
 
 def _markers(text: str) -> list[tuple[str, str | None]]:
     """(key, the number just before it) for every result marker, sorted (Chinese may reorder a sentence)."""
+    from tformer.book.results import parse_markers
+
     return sorted(((marker.key, marker.number) for marker in parse_markers(text)), key=str)
 
 
@@ -119,33 +121,34 @@ def string_problems(msgid: str, msgstr: str, glossary: list[Term], banned: dict[
     found = [f"uses {bad!r}; write {use!r}" for bad, use in banned.items() if bad in msgstr]
     if msgid.startswith("\\"):  # a display formula (prose never starts with a backslash): shared, not translated
         return found + ([] if msgstr == msgid else ["a display formula: the Chinese must be the English, unchanged"])
-    words = english_words(msgid)
-    if msgstr == msgid and _ENGLISH_WORDS.search(words):
+    prose = english_words(msgid)
+    if msgstr == msgid and _ENGLISH_WORDS.search(prose):
         return [*found, "the English copied, not translated"]
+    english_text, chinese_text = _COMMENT.sub(" ", msgid), _COMMENT.sub(" ", msgstr)
     # Which strict terms the English has: longest first, each match blanked, so "rotary position embedding" is
     # not also read as "embedding" (nor "self-attention" as "attention").
-    needed = []
+    needed, words = [], prose
     for term in sorted(glossary, key=lambda t: len(t.english), reverse=True):
         pattern = term.pattern()
         if term.strict and pattern.search(words):
             needed.append(term)
         words = pattern.sub(lambda m: " " * len(m.group()), words)
     # The same on the Chinese side: longest rendering first, each blanked once looked for.
-    chinese = _COMMENT.sub(" ", msgstr)
+    chinese = chinese_text
     for term in sorted(glossary, key=lambda t: len(t.chinese), reverse=True):
         if term in needed and term.chinese not in chinese:
             found.append(f"English has {term.english!r}; the Chinese must say {term.chinese!r}")
         chinese = chinese.replace(term.chinese, " " * len(term.chinese))
-    numbers = set(_ENGLISH_NUMERAL.findall(english_words(msgid)))
-    missing = sorted(numbers - set(_NUMERAL.findall(_COMMENT.sub(" ", msgstr))))
+    missing = sorted(set(_ENGLISH_NUMERAL.findall(prose)) - set(_NUMERAL.findall(chinese_text)))
     if missing:
         found.append(f"numbers of the English missing from the Chinese: {missing}")
-    if _markers(msgid) != _markers(msgstr):
-        found.append(f"result markers: English {_markers(msgid)}, Chinese {_markers(msgstr)}")
+    english_markers, chinese_markers = _markers(msgid), _markers(msgstr)
+    if english_markers != chinese_markers:
+        found.append(f"result markers: English {english_markers}, Chinese {chinese_markers}")
     for name, pattern, group in (("inline code", _CODE, 0), ("maths", _MATH, 0),
                                  ("link targets", _LINK_TARGET, "target")):
-        english = {m.group(group) for m in pattern.finditer(_COMMENT.sub(" ", msgid))}
-        translated = {m.group(group) for m in pattern.finditer(_COMMENT.sub(" ", msgstr))}
+        english = {m.group(group) for m in pattern.finditer(english_text)}
+        translated = {m.group(group) for m in pattern.finditer(chinese_text)}
         if english != translated:
             found.append(f"{name} differ: only English {sorted(english - translated)}, "
                          f"only Chinese {sorted(translated - english)}")

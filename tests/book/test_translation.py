@@ -166,8 +166,7 @@ def test_numbers_in_the_chinese_prose_are_the_recorded_results(page: str) -> Non
     markers = [marker for text in strings for marker in parse_markers(text)]
     wrong = [(m.key, m.number, manifest.get(m.key, {}).get("value")) for m in markers
              if m.problem or m.key not in manifest
-             or abs(float(m.number.replace(",", "").replace("−", "-")) - manifest[m.key]["value"])
-             > prose_tolerance(m.number) + 1e-12]
+             or abs(m.value - manifest[m.key]["value"]) > prose_tolerance(m.number) + 1e-12]
     english = (NOTEBOOKS / f"{page}.py").read_text(encoding="utf-8").count("<!-- result:")
     assert wrong == [] and len(markers) == english
 
@@ -177,7 +176,6 @@ def test_every_collapsed_block_title_of_a_translated_page_is_translated(page: st
     """``<summary>`` titles are raw HTML, which gettext does not extract: ``summaries.tsv`` must cover them."""
     import re
 
-    lines = (catalogue.LOCALE / catalogue.LANGUAGE / "summaries.tsv").read_text(encoding="utf-8").splitlines()
-    known = {line.split("\t")[0] for line in lines[1:] if line and not line.startswith("#")}
+    known = {row[0] for row in catalogue.rows(catalogue.LOCALE / catalogue.LANGUAGE / "summaries.tsv")}
     titles = set(re.findall(r"<summary>([^<]*)</summary>", (NOTEBOOKS / f"{page}.py").read_text(encoding="utf-8")))
     assert titles - known == set(), f"{page}: add these to summaries.tsv: {sorted(titles - known)}"
