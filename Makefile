@@ -83,8 +83,8 @@ po: $(STAMP)
 pdf: html
 	$(BIN)/python tools/build_pdf.py
 
-## make screenshots: rebuild the book and refresh docs/*.png: the README's two pages, and three diagrams as the
-## HTML book and JupyterLab show them (needs Debian's chromium).
+## make screenshots: rebuild the book and refresh docs/*.png: the README's pages (the contents, chapter 05 in English
+## and in Chinese) and four diagrams as the HTML book and JupyterLab show them (needs Debian's chromium).
 screenshots: html
 	TFORMER_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/book/test_html_book.py
 	$(BIN)/python tools/diagram_screenshots.py

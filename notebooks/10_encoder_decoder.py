@@ -1041,7 +1041,8 @@ plt.show()
 # many (the cell asserts the two step counts stay within a quarter of each other). The median does not make
 # the times equal: each RNN run took 95<!-- result: rnn_time_share.min -->–99%<!-- result: rnn_time_share.max -->
 # of its Transformer partner's CPU time, and the difference moves from run to run (in the stored run every RNN
-# got a little less time than its partner, which is why the block also compares the two per step below).
+# got a little less time than its partner; in an earlier run every RNN got a little more, so the sign is not
+# stable, and the block also compares the two per step below).
 #
 # Per step the order is the same. On the 100 validation sentences the Transformer ends at
 # 76<!-- result: tf_val_em.min -->–79%<!-- result: tf_val_em.max -->, the RNN at

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["Reading", "cross_attention_map", "read_sentence", "translator_controls"]
 
 UNK = "<unk>"
+MEAN = -1  # the head picker's value for "mean of heads"
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ def translator_controls(translator: ShippedTranslator, sentence: str) -> ipywidg
     """A text box for the sentence, pickers for the decoder layer and head, the translation and its heatmap.
 
     Every change re-translates and redraws. The returned box's ``report`` attribute is the HTML widget that
-    shows what the model reads and writes (tests read it), ``output`` the widget that holds the heatmap.
+    shows what the model reads and writes, ``output`` the widget that holds the heatmap, and ``drawn`` the
+    (weights, title) of the heatmap last drawn (tests read them).
 
     Raises:
         ImportError: if ipywidgets is not installed (``pip install -r requirements.txt`` pins it).
@@ -120,8 +122,9 @@ def translator_controls(translator: ShippedTranslator, sentence: str) -> ipywidg
                         layout=widgets.Layout(width="36em"))
     layer = widgets.Dropdown(options=[(str(i + 1), i) for i in range(config.num_decoder_layers)],
                              value=config.num_decoder_layers - 1, description="layer")
-    head = widgets.Dropdown(options=[("mean of heads", None)] + [(str(h + 1), h) for h in range(config.num_heads)],
-                            value=None, description="head")
+    # MEAN, not None: ipywidgets reads a None value as "nothing selected" and would show an empty box.
+    head = widgets.Dropdown(options=[("mean of heads", MEAN)] + [(str(h + 1), h) for h in range(config.num_heads)],
+                            value=MEAN, description="head")
     report, output = widgets.HTML(), widgets.Output()
 
     def redraw(_change: object = None) -> None:
@@ -135,19 +138,20 @@ def translator_controls(translator: ShippedTranslator, sentence: str) -> ipywidg
         report.value = (f"<p>the model reads: <code>{html.escape(' '.join(reading.seen))}</code> "
                         f"({len(reading.unknown)} unknown: {html.escape(unknown)})<br>"
                         f"it writes: <b>{html.escape(' '.join(reading.written))}</b></p>")
-        weights = cross_attention_map(translator, reading, layer=layer.value, head=head.value)
-        which = "mean of heads" if head.value is None else f"head {head.value + 1}"
+        one_head = None if head.value == MEAN else head.value
+        weights = cross_attention_map(translator, reading, layer=layer.value, head=one_head)
+        which = "mean of heads" if one_head is None else f"head {one_head + 1}"
+        box.drawn = (weights, f"cross-attention, decoder layer {layer.value + 1} ({which})")
         with output:
             output.clear_output(wait=True)
             attention_heatmap(weights, [f"writes {w}" for w in [*reading.written, "<eos>"]],
-                              [*reading.seen, "<eos>"],
-                              title=f"cross-attention, decoder layer {layer.value + 1} ({which})")
+                              [*reading.seen, "<eos>"], title=box.drawn[1])
             display(plt.gcf())
             plt.close()
 
-    for control in (text, layer, head):
-        control.observe(redraw, names="value")
     box = widgets.VBox([text, widgets.HBox([layer, head]), report, output])
     box.report, box.output = report, output
+    for control in (text, layer, head):
+        control.observe(redraw, names="value")
     redraw()
     return box

@@ -12,6 +12,7 @@ import torch
 from tformer.book.playground import Reading, cross_attention_map, read_sentence, translator_controls
 from tformer.book.shipped import ShippedTranslator, load_translator
 from tformer.data.text import BOS_ID
+from tformer.training.metrics import translate
 from tformer.training.teacher_forcing import shift_right
 
 
@@ -30,7 +31,8 @@ def test_unseen_words_are_read_as_unk_and_counted(shipped: ShippedTranslator) ->
     reading = read_sentence(shipped, "the cat chased the dragon and the phoenix")
     assert reading.unknown == ("dragon", "phoenix")
     assert reading.seen == ("the", "cat", "chased", "the", "<unk>", "and", "the", "<unk>")
-    assert reading.written and "dragon" not in reading.written
+    assert list(reading.written) == translate(shipped.model, [" ".join(reading.words)], shipped.src_vocab,
+                                              shipped.tgt_vocab)[0].split()
 
 
 @pytest.mark.parametrize(("sentence", "error"), [("", ValueError), ("   ", ValueError), (None, TypeError),
@@ -47,6 +49,8 @@ def test_the_map_is_the_models_own_cross_attention(shipped: ShippedTranslator) -
     with torch.no_grad():
         maps = shipped.model(src, shift_right(tgt, BOS_ID), return_attention=True).cross_attention
     L, S = len(reading.written) + 1, len(reading.words) + 1
+    # fed its own translation, the model writes it again: the map is the attention it used while writing
+    assert torch.equal(maps_logits_argmax(shipped, src, tgt), tgt[0])
     mean_last = cross_attention_map(shipped, reading)
     assert mean_last.shape == (L, S)
     torch.testing.assert_close(mean_last, maps[-1][0].mean(dim=0), rtol=0, atol=1e-6)
@@ -76,17 +80,31 @@ def test_the_controls_follow_the_reader(shipped: ShippedTranslator) -> None:
     layer, head = pickers.children
     assert "猫 坐 在 垫子 上" in report.value and box.report is report
     assert [value for _, value in layer.options] == [0, 1] and layer.value == 1
-    assert [value for _, value in head.options] == [None, 0, 1, 2, 3] and head.value is None
+    assert [label for label, _ in head.options] == ["mean of heads", "1", "2", "3", "4"]
+    assert head.label == "mean of heads"
     text.value = "the cat chased the dragon"  # as if typed
     assert "1 unknown: dragon" in report.value and "&lt;unk&gt;" in report.value
     text.value = "   "
     assert "sentence: expected at least one word" in report.value
-    head.value = 3  # a picker change redraws without error, back on a sentence with words
     text.value = "the dog sat on the sofa"
     assert "unknown: none" in report.value
+    reading = read_sentence(shipped, "the dog sat on the sofa")
+    layer.value, head.index = 0, 3  # as a click sets them: the picker's index
+    weights, title = box.drawn
+    assert head.label == "3" and title == "cross-attention, decoder layer 1 (head 3)"
+    torch.testing.assert_close(weights, cross_attention_map(shipped, reading, layer=0, head=2), rtol=0, atol=0)
+    head.index = 0  # back to the mean: the box shows its label, not an empty selection
+    assert head.label == "mean of heads" and box.drawn[1] == "cross-attention, decoder layer 1 (mean of heads)"
+    torch.testing.assert_close(box.drawn[0], cross_attention_map(shipped, reading, layer=0), rtol=0, atol=0)
 
 
 def test_the_controls_refuse_a_bad_first_sentence(shipped: ShippedTranslator) -> None:
     pytest.importorskip("ipywidgets")
     with pytest.raises(ValueError, match=r"^sentence: expected at least one word"):
         translator_controls(shipped, "")
+
+
+def maps_logits_argmax(shipped: ShippedTranslator, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+    """The tokens the model predicts at each position when fed ``tgt`` shifted right (teacher forcing)."""
+    with torch.no_grad():
+        return shipped.model(src, shift_right(tgt, BOS_ID))[0].argmax(dim=-1)  # logits (1, L, V) -> (L,)
