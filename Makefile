@@ -84,10 +84,12 @@ pdf: html
 	$(BIN)/python tools/build_pdf.py
 
 ## make screenshots: rebuild the book and refresh docs/*.png: the README's pages (the contents, chapter 05 in English
-## and in Chinese) and four diagrams as the HTML book and JupyterLab show them (needs Debian's chromium).
+## and in Chinese), four diagrams as the HTML book and JupyterLab show them, and the controls of chapters 17 and 10
+## running in JupyterLab (needs Debian's chromium).
 screenshots: html
 	TFORMER_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/book/test_html_book.py
 	$(BIN)/python tools/diagram_screenshots.py
+	$(BIN)/python tools/controls_screenshot.py
 
 ## make check-newest: the Colab guard; preface and chapter 05 in a fresh venv with the newest allowed releases.
 check-newest:

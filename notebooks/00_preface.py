@@ -70,7 +70,7 @@ if "google.colab" in sys.modules:
 # positions (chapter 08), pass through a stack of blocks (chapters 06, 07 and 09), and the decoder writes the
 # translation one word at a time (chapter 10). Inside every attention box is the same small computation,
 # built in chapters 03–05. Above the model are the recurrent networks it replaced (chapters 01 and 02);
-# below it, what was built on it (chapters 11–16).
+# below it, what was built on it (chapters 11–17).
 
 # %%
 from tformer.book import diagrams
@@ -81,7 +81,8 @@ diagrams.show("book_map")
 # The book follows the history of the idea. Part I (chapters 01–02) measures why recurrence hit a wall;
 # Part II (03–08) builds attention from a weighted average up to rotary positions; Part III (09–12) assembles
 # and trains the full Transformer, meets real sentences and builds its three families; Part IV (13–15)
-# measures its costs and the fixes that followed; chapter 16 sums up. The cell below lists the chapters
+# measures its costs and the fixes that followed; chapter 16 sums up, and chapter 17 trains a small GPT that
+# writes poems, for you to play with. The cell below lists the chapters
 # present in this copy of the book, in order, with their titles.
 
 # %%
@@ -112,10 +113,10 @@ for path in sorted(Path(".").glob("[0-9][0-9]_*.ipynb")):
 # and the one-vector bottleneck); 08 explains the position information that chapter 10 adds to its inputs
 # (on the short road, take it on trust: without it a Transformer cannot tell word order).
 #
-# **The full road: 01 → 16 in order.** The history as it happened: the recurrent networks and their limits
+# **The full road: 01 → 17 in order.** The history as it happened: the recurrent networks and their limits
 # (01–02), attention built up piece by piece (03–08), the full Transformer and its families (09–12), then
-# what it costs and how the field answered (13–15), and a closing comparison of all the models side by side
-# (16).
+# what it costs and how the field answered (13–15), a closing comparison of all the models side by side
+# (16), and a small GPT that writes poems (17).
 #
 # Whichever road you take, every chapter opens with what you will learn and what it assumes, lists its new
 # terms in a box, and closes with its takeaways.

@@ -823,10 +823,14 @@ for _ in range(3):  # three interleaved rounds, medians: one round alone can fli
         out = greedy_decode(model, long_src, max_out, BOS_ID, EOS_ID, use_cache=use_cache)
         timings[use_cache].append(time.perf_counter() - t0)
         assert torch.equal(out, greedy_out)  # the same tokens with and without the cache
+rounds = [no_cache / cached for no_cache, cached in zip(timings[False], timings[True], strict=True)]
 timings = {use_cache: (statistics.median(times), greedy_out) for use_cache, times in timings.items()}
 speedup = timings[False][0] / timings[True][0]
-print(f"{timings[True][1].shape[1]} decoding steps for 64 sentences: without cache {timings[False][0]:.2f} s, "
+steps = timings[True][1].shape[1]
+print(f"{steps} decoding steps for 64 sentences: without cache {timings[False][0]:.2f} s, "
       f"with cache {timings[True][0]:.2f} s -> {speedup:.1f}× faster, identical tokens")
+print(f"the three rounds: {min(rounds):.1f}× to {max(rounds):.1f}×; the count of positions computed "
+      f"promises about n/2 = {steps / 2:.0f}×")
 assert speedup > 1.0
 
 
@@ -838,9 +842,9 @@ assert speedup > 1.0
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
-# The median of three interleaved rounds of each, spread not reported; the factor depends on the machine and
-# its load, so the text does not quote it (the cell asserts only that the cache is faster and the tokens
-# identical). The measured
+# The median of three interleaved rounds of each; the cell prints the rounds' range and n/2. The factor
+# depends on the machine and its load, so the text does not quote it (the cell asserts only that the cache is
+# faster and the tokens identical). The measured
 # factor is far below the count's n/2; we did not measure where the rest goes, but on a model this small
 # every step also pays fixed costs (Python, launching each operator) that a cache cannot remove, and those
 # weigh less as the model grows.
@@ -1033,15 +1037,15 @@ plt.show()
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Each of the six runs trained for about the time of 150<!-- result: tf_budget_steps --> Transformer steps
-# (13.3<!-- result: budget_seconds.min -->–14.1<!-- result: budget_seconds.max --> seconds of CPU time each in
+# (9.7<!-- result: budget_seconds.min -->–12.7<!-- result: budget_seconds.max --> seconds of CPU time each in
 # the stored run). Paired by seed, the Transformer is ahead by 45.0<!-- result: tf_gap.min --> to
 # 67.3<!-- result: tf_gap.max --> points (the cell asserts a positive lead for every seed). A Bahdanau step
 # cost 1.04<!-- result: step_cost_bahdanau --> Transformer steps by the median of the timing rounds, so the RNN got
 # 144<!-- result: steps_bahdanau --> steps to the Transformer's 150<!-- result: tf_budget_steps -->, about as
 # many (the cell asserts the two step counts stay within a quarter of each other). The median does not make
-# the times equal: each RNN run took 95<!-- result: rnn_time_share.min -->–99%<!-- result: rnn_time_share.max -->
+# the times equal: each RNN run took 83<!-- result: rnn_time_share.min -->–93%<!-- result: rnn_time_share.max -->
 # of its Transformer partner's CPU time, and the difference moves from run to run (in the stored run every RNN
-# got a little less time than its partner; in an earlier run every RNN got a little more, so the sign is not
+# got less time than its partner; in an earlier run every RNN got a little more, so the sign is not
 # stable, and the block also compares the two per step below).
 #
 # Per step the order is the same. On the 100 validation sentences the Transformer ends at
@@ -1053,8 +1057,8 @@ plt.show()
 #
 # What this does not show. The size of the gap is not a stable figure: the RNN's curves are still climbing
 # steeply at the end (the figure), so its score moves a lot with the number of steps the timing grants it,
-# and the timing rounds put a Bahdanau step anywhere from 0.86<!-- result: step_cost_bahdanau_rounds.min -->
-# to 1.61<!-- result: step_cost_bahdanau_rounds.max --> Transformer steps (the median set it). How the two
+# and the timing rounds put a Bahdanau step anywhere from 0.91<!-- result: step_cost_bahdanau_rounds.min -->
+# to 2.42<!-- result: step_cost_bahdanau_rounds.max --> Transformer steps (the median set it). How the two
 # compare after a longer budget, and on long sentences (where chapter 02 measured attention's advantage over
 # the fixed context), is not measured here: three seeds of that would not fit in this chapter's running time.
 # Section 5's run, with its longer budget and the full corpus, shows what a Transformer reaches given more
@@ -1062,7 +1066,7 @@ plt.show()
 #
 # The Transformer's other advantage needs other hardware to show. Its training step processes every position
 # of a batch at once, while the RNN walks through the sentence word by word; on a CPU, with sentences of
-# 7.2<!-- result: race_mean_words --> words on average and 64-wide layers, that parallelism buys little (the
+# 7.2<!-- result: race_mean_words --> words on average and layers 64 (Transformer) and 128 (RNN) wide, that parallelism buys little (the
 # step costs above), but on a GPU, with sentences of hundreds of tokens and layers thousands wide, it is what
 # makes training large models feasible.
 #
@@ -1124,12 +1128,6 @@ if not BIG:  # "this model trained twice as long": the same settings as section 
     assert shipped.model.config == model.config and shipped.record["steps"] == 2 * STEPS
 
 EXAMPLE = "the lazy cat chased the dragon under the table"
-example = read_sentence(shipped, EXAMPLE)  # lower-cases, reads unseen words as <unk>, translates greedily
-assert "dragon" not in shipped.src_vocab and "龙" not in shipped.tgt_vocab  # no word for it on either side
-# what the text says: the unknown object came out as a second 猫, which reads the <unk> position most
-assert example.written.count("猫") == 2 and example.written[-1] == "猫"
-last_cat = len(example.written) - 1
-assert int(cross_attention_map(shipped, example)[last_cat].argmax()) == example.words.index("dragon")
 
 # %% [markdown]
 # In the example (printed below) the words it knows come through, and for `<unk>` it writes a word it
@@ -1150,9 +1148,18 @@ print(f"it writes:       {' '.join(reading.written)}")
 # %%
 # cross_attention_map: the last decoder layer's cross-attention, mean of heads, while the model is fed its own
 # translation (teacher forcing, as in section 9)
-attention_heatmap(cross_attention_map(shipped, reading), [f"writes {w}" for w in [*reading.written, "<eos>"]],
-                  [*reading.seen, "<eos>"], title="your sentence: cross-attention, last decoder layer (mean of heads)")  # fmt: skip
+attention_heatmap(cross_attention_map(shipped, reading), reading.row_labels, reading.column_labels,
+                  title="your sentence: cross-attention, last decoder layer (mean of heads)")
 plt.show()
+
+# %%
+# What the text above says of the example: no word for "dragon" on either side; the unknown object came out as
+# a second 猫, and that 猫 reads the <unk> position most.
+example = read_sentence(shipped, EXAMPLE)
+assert "dragon" not in shipped.src_vocab and "龙" not in shipped.tgt_vocab
+assert example.written.count("猫") == 2 and example.written[-1] == "猫"
+last_cat = len(example.written) - 1
+assert int(cross_attention_map(shipped, example)[last_cat].argmax()) == example.words.index("dragon")
 
 # %% tags=["nbval-ignore-output", "remove-output"]
 # The same with controls, in JupyterLab or Colab: a text box (press Enter) and pickers for the decoder layer and

@@ -23,9 +23,32 @@ from typing import Literal
 import numpy as np
 import torch
 
-from tformer._checks import check_choice, check_int
+from tformer._checks import check_choice, check_int, check_type
 
-__all__ = ["clock", "environment_report", "get_device", "seed_everything", "training_clock"]
+__all__ = ["check_device", "clock", "environment_report", "get_device", "seed_everything", "training_clock"]
+
+
+def check_device(device: object, what: str = "model") -> torch.device:
+    """``device`` as a ``torch.device`` that this machine has and that holds values: the CPU, a CUDA GPU or an
+    Apple GPU (``mps``). ``what`` names what will live there, in the message.
+
+    Raises:
+        TypeError: if ``device`` is not a str or ``torch.device``.
+        ValueError: if it names no device torch knows, another kind (``meta``, ``xla``, ...), or a GPU this
+            machine lacks.
+    """
+    check_type("device", device, (str, torch.device))
+    try:
+        target = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"device: expected a torch device such as 'cpu' or 'cuda', got {device!r}") from None
+    if target.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device: expected 'cpu', 'cuda' or 'mps' (a {what} needs its weights on one), got {device!r}")
+    if target.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device: expected a device this machine has, got {device!r} (torch sees no CUDA GPU)")
+    if target.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device: expected a device this machine has, got {device!r} (torch sees no Apple GPU)")
+    return target
 
 
 def seed_everything(seed: int) -> None:

@@ -43,7 +43,7 @@ def test_the_map_names_every_chapter_and_fills_the_short_road() -> None:
     legend = chips[-2:]  # the legend's two sample chips: filled, then plain
     assert [filled for _, filled in legend] == [True, False]
     numbers = {number for number, _ in chips[:-2]}
-    assert numbers == {f"{n:02d}" for n in range(1, 17)}, sorted(numbers)
+    assert numbers == {f"{n:02d}" for n in range(1, 18)}, sorted(numbers)
     filled = {number for number, is_filled in chips if is_filled}
     assert filled == set(diagrams.SHORT_ROAD)
     for number, is_filled in chips:  # one chapter, one look, wherever it appears

@@ -28,6 +28,7 @@ MUST_SHOW = {
     "11_real_sentences": {"EncoderOnlyTransformer.encode"},  # masked-token pre-training moves to chapter 12
     "12_three_families": {"_TokenStack.forward", "EncoderOnlyTransformer.encode", "DecoderOnlyTransformer.forward",
                           "mask_tokens", "pretrain_mlm"},
+    "17_small_gpt": {"train_poet", "continue_poem"},  # how it trains, and how it writes
 }
 
 

@@ -36,6 +36,7 @@ WITH_WHY = {
     "14_new_problems",
     "15_parallelism",
     "16_summary",
+    "17_small_gpt",
 }
 
 

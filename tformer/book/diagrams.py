@@ -1110,7 +1110,7 @@ SHORT_ROAD = ("03", "04", "05", "06", "07", "09", "10")
 
 def _book_map() -> tuple[_Svg, str]:
     title = "A map of the book: each part labelled by the chapter that builds it"
-    s = _Svg(720, 990, title)
+    s = _Svg(720, 1052, title)
     s.text(360, 46, "The model reads from the bottom up; a chip names a chapter, and filled chips are the short road.",
            size=12, role="shape", italic=True)
 
@@ -1205,7 +1205,8 @@ def _book_map() -> tuple[_Svg, str]:
     s.text(20, band, "Built on it", size=13, weight="bold", anchor="start")
     around = (("11", "real sentences:", "read, pre-train, translate"), ("12", "three families:", "encoder-, decoder-only"),
               ("13", "costs, measured:", "O(n²·d) against O(n·d²)"), ("14", "modern variants:", "GQA, MoE, long inputs"),
-              ("15", "parallelism:", "data, tensor, pipeline"), ("16", "summary:", "the models side by side"))
+              ("15", "parallelism:", "data, tensor, pipeline"), ("16", "summary:", "the models side by side"),
+              ("17", "a small GPT:", "it writes poems; play with it"))
     for k, (number, head, sub) in enumerate(around):
         x, yb = 20 + 230 * (k % 3), band + 14 + 62 * (k // 3)
         s.rect(x, yb, 220, 52, "layer")
@@ -1213,10 +1214,10 @@ def _book_map() -> tuple[_Svg, str]:
         s.text(x + 37, yb + 20, head, size=12, anchor="start", weight="bold")
         s.text(x + 10, yb + 42, sub, size=12, anchor="start")
     # legend
-    chip(200, 972, "03")
-    s.text(228, 976, "the short road", size=12, anchor="start")
-    chip(380, 972, "01")
-    s.text(408, 976, "the full road only", size=12, anchor="start")
+    chip(200, 1034, "03")
+    s.text(228, 1038, "the short road", size=12, anchor="start")
+    chip(380, 1034, "01")
+    s.text(408, 1038, "the full road only", size=12, anchor="start")
     alt = (
         "A map of the book drawn over the Transformer's encoder-decoder; each part carries the number of the "
         "chapter that builds it. At the top, before the Transformer, the recurrent baselines: RNN, LSTM and GRU "
@@ -1232,7 +1233,7 @@ def _book_map() -> tuple[_Svg, str]:
         "attention box, softmax of Q K transposed over the square root of d_k, times V: a weighted average (03), "
         "queries, keys and values (04), the five steps by hand (05). At the bottom, what is built on the model: "
         "real sentences (11), the three families (12), costs (13), modern variants (14), parallelism (15) and "
-        "the summary (16). Filled chips mark the short road: 03, 04, 05, 06, 07, 09, 10."
+        "the summary (16), and a small GPT that writes poems (17). Filled chips mark the short road: 03, 04, 05, 06, 07, 09, 10."
     )
     return s, alt
 

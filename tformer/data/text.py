@@ -37,6 +37,7 @@ __all__ = [
     "UNK_ID",
     "EnglishText",
     "PairBatches",
+    "SplitText",
     "Vocab",
     "WindowBatches",
     "bucket_batches",
@@ -232,10 +233,11 @@ class Vocab:
         return list(self.itos[len(SPECIAL_TOKENS) :])
 
 
-# ----------------------------------------------------------------------------------------------- real English text
+# ----------------------------------------------------------------------------------------------- real text
 @dataclass(frozen=True)
-class EnglishText:
-    """Cleaned English prose split into two strings; paragraphs end with ``"\\n"``.
+class SplitText:
+    """A real text split into two strings for a character language model; paragraphs (or poems) end with
+    ``"\\n"``. :func:`load_english_text` and :func:`tformer.data.poems.load_tang_poems` return one.
 
     Attributes:
         train: about 90% of the paragraphs.
@@ -250,6 +252,9 @@ class EnglishText:
     def char_vocab(self) -> Vocab:
         """The characters of ``train``, by falling frequency (ties by code point): reproducible for this text."""
         return Vocab.build([char_tokenize(self.train)])
+
+
+EnglishText = SplitText  # the name before the poems arrived
 
 
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "—": "-", "–": "-", "…": "...", "*": None})
@@ -271,7 +276,7 @@ def _clean_paragraph(paragraph: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=4)  # the result is immutable; cleaning takes about a second
-def load_english_text(*, validation_every: int = 10) -> EnglishText:
+def load_english_text(*, validation_every: int = 10) -> SplitText:
     """English prose from Python's own help texts (``pydoc_data.topics``), cleaned; no download.
 
     Paragraphs that are indented (code, grammar productions), contain interpreter sessions or tables, are shorter
@@ -280,7 +285,7 @@ def load_english_text(*, validation_every: int = 10) -> EnglishText:
     validation_every - 1``, else to train. About 200 k characters of train text in CPython 3.11.
 
     Returns:
-        An :class:`EnglishText`.
+        A :class:`SplitText`.
 
     Raises:
         ValueError: if ``validation_every < 2``.
@@ -300,7 +305,7 @@ def load_english_text(*, validation_every: int = 10) -> EnglishText:
     valid = "".join(
         p + "\n" for i, p in enumerate(paragraphs) if i % validation_every == validation_every - 1
     )
-    return EnglishText(train=train, validation=valid, source="pydoc_data.topics (CPython help texts)")
+    return SplitText(train=train, validation=valid, source="pydoc_data.topics (CPython help texts)")
 
 
 # ----------------------------------------------------------------------------------------------- batching

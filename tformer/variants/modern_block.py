@@ -235,7 +235,7 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
         int32; logits have the parameters' dtype (float32 unless converted).
 
     Raises:
-        TypeError: if a size is not an int, or ``tokens`` not an integer tensor.
+        TypeError: if a size is not an int, ``tokens`` not an integer tensor, or ``cache`` not a list.
         ValueError: if a size is not positive, D is not divisible by H, H by H_kv, Dh is odd; in ``forward``,
             if ``tokens`` is not ``(B, L)`` with L ≥ 1, holds ids outside ``[0, V)``, or runs past ``max_len``.
     """
@@ -306,9 +306,11 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
             TypeError / ValueError: see the class docstring.
         """
         if cache is not None:
-            if not isinstance(cache, list) or len(cache) != len(self.layers):
-                got = len(cache) if isinstance(cache, list) else type(cache).__name__
-                raise ValueError(f"cache: expected a list of {len(self.layers)} KVCache objects (new_cache()), got {got}")
+            wanted = f"a list of {len(self.layers)} KVCache objects (new_cache())"
+            if not isinstance(cache, list):  # a tuple too, as the 2017 models: new_cache() gives a list
+                raise TypeError(f"cache: expected {wanted}, got {type(cache).__name__}")
+            if len(cache) != len(self.layers):
+                raise ValueError(f"cache: expected {wanted}, got {len(cache)}")
             batch = tokens.shape[0] if isinstance(tokens, Tensor) and tokens.dim() == 2 else None  # else check_tokens
             check_cache_count(cache, len(self.layers), "one KVCache per layer (new_cache())", batch=batch)
         past = 0 if cache is None else len(cache[0])

@@ -107,3 +107,32 @@ def test_the_translators_unk_vector_never_trained() -> None:
     unk = translator.model.src_embed.weight[UNK_ID]
     assert torch.equal(unk, fresh.src_embed.weight[UNK_ID])
     assert not torch.equal(translator.model.src_embed.weight[UNK_ID + 1], fresh.src_embed.weight[UNK_ID + 1])  # control
+
+
+# --------------------------------------------------------------------------- chapter 17's shipped poet
+def test_shipped_poet_loads_in_a_fresh_interpreter_and_repeats_its_record() -> None:
+    """A reader's first call: a new process loads the poet and writes the record's two poems again."""
+    code = (
+        "from tformer.book.playground import continue_poem\n"
+        "from tformer.book.shipped import POET_PROMPT, load_poet\n"
+        "p = load_poet()\n"
+        "print(continue_poem(p, POET_PROMPT).text == p.record['greedy'])\n"
+        "print(continue_poem(p, POET_PROMPT, temperature=0.8, top_p=0.9, seed=0).text == p.record['sampled'])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.split() == ["True", "True"]
+
+
+def test_shipped_poet_scores_its_record_and_beats_random_weights() -> None:
+    from tformer.book.poet import poem_data, validation_loss
+    from tformer.book.shipped import load_poet
+    from tformer.variants.modern_block import ModernDecoderLM
+
+    poet, data = load_poet(), poem_data()
+    assert poet.vocab == data.vocab
+    record = poet.record
+    assert record["train_cpu_s"] >= 590 and record["steps"] >= 1000
+    loss = validation_loss(poet.model, data.validation)
+    assert loss == pytest.approx(record["val_nats"], abs=1e-4)  # float32 sums in another order: tiny drift only
+    torch.manual_seed(0)
+    assert validation_loss(ModernDecoderLM(poet.model.config), data.validation) > loss + 2.0  # the control

@@ -166,6 +166,8 @@ def test_argument_errors_name_the_argument() -> None:
         model(_tokens(1, 3), cache=cache)
     with pytest.raises(ValueError, match=rf"cache: expected a list of {LAYERS} KVCache objects .*got 1"):
         model(_tokens(1, 3), cache=model.new_cache()[:1])
+    with pytest.raises(TypeError, match=rf"cache: expected a list of {LAYERS} KVCache objects .*got tuple"):
+        model(_tokens(1, 3), cache=tuple(model.new_cache()))  # a TypeError, as the 2017 models give
     with pytest.raises(ValueError, match=r"max_new_tokens: expected a non-negative int, got -1"):
         model.generate(_tokens(1, 5), -1)
 
