@@ -95,6 +95,7 @@ def take(out: Path) -> list[Path]:
                 idle = """(() => { const s = document.querySelector(".jp-Notebook-ExecutionIndicator");
                   return s && s.getAttribute("data-status") === "idle" ? true : null; })()"""
                 browser.wait_for(idle, 180, "the kernel to start")
+                time.sleep(10)  # "idle" shows before the kernel's session is wired to the notebook: let it settle
                 first_prompt = """(() => { const p = document.querySelector(".jp-Notebook .jp-CodeCell .jp-InputPrompt");
                   if (!p) return null; const r = p.getBoundingClientRect();
                   return {x: r.left, y: r.top, width: r.width, height: r.height}; })()"""
@@ -106,15 +107,21 @@ def take(out: Path) -> list[Path]:
                 written = [out / "controls_poet_lab.png", out / "controls_translator_lab.png"]
                 capture(browser, 0, written[0])
                 capture(browser, 1, written[1])
-                # The poem must follow its controls: set the temperature through the widget's own input box.
-                moved = browser.call("Runtime.evaluate", returnByValue=True, expression="""(() => {
-                  const box = document.querySelector(".widget-slider .widget-readout");
-                  if (!box) return false; box.focus(); box.textContent = "1.5";
-                  box.dispatchEvent(new KeyboardEvent("keydown", {key: "Enter", bubbles: true}));
-                  box.blur(); return true; })()""")
-                if moved.get("result", {}).get("value"):
-                    changed = f"""(() => {{ const t = ({POEM}); return t && t !== {json.dumps(first)} ? t : null; }})()"""
-                    browser.wait_for(changed, 60, "the poem to change with the temperature")
+                # The poem must follow its controls: type a new temperature into the slider's readout as a reader
+                # would (click it, replace its text, press Enter) and wait for another poem.
+                readout = """(() => { const r = document.querySelector(".widget-slider .widget-readout");
+                  if (!r) return null; r.scrollIntoView({block: "center"}); const b = r.getBoundingClientRect();
+                  return {x: b.left, y: b.top, width: b.width, height: b.height}; })()"""
+                click(browser, readout, "the temperature readout")
+                browser.call("Runtime.evaluate", expression="""(() => { const r = document.activeElement;
+                  const range = document.createRange(); range.selectNodeContents(r);
+                  const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range); })()""")
+                browser.call("Input.insertText", text="1.5")
+                key = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13}
+                browser.call("Input.dispatchKeyEvent", type="keyDown", text="\r", **key)
+                browser.call("Input.dispatchKeyEvent", type="keyUp", **key)
+                changed = f"""(() => {{ const t = ({POEM}); return t && t !== {json.dumps(first)} ? t : null; }})()"""
+                browser.wait_for(changed, 60, "the poem to change with the temperature")
         finally:
             browser.close()
     return written

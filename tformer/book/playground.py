@@ -148,9 +148,10 @@ def translator_controls(translator: ShippedTranslator, sentence: str) -> ipywidg
     import matplotlib.pyplot as plt
     from IPython.display import display
 
-    from tformer.book.plot import attention_heatmap
+    from tformer.book.plot import attention_heatmap, use_book_style
 
     read_sentence(translator, sentence)  # a bad first sentence fails here, before any widget exists
+    use_book_style()  # a font with the Chinese glyphs, in a notebook that has not set the book's style
     config = translator.model.config
     text = widgets.Text(value=sentence, description="sentence", continuous_update=False,
                         layout=widgets.Layout(width="36em"))
@@ -274,12 +275,15 @@ def poem_controls(poet: ShippedPoet, prompt: str = "") -> ipywidgets.VBox:
     from tformer.data.poems import couplet_form_share
 
     continue_poem(poet, prompt)  # a bad poet or first prompt fails here, before any widget exists
-    text = widgets.Text(value=prompt, description="opening", continuous_update=False)
-    temperature = widgets.FloatSlider(value=0.8, min=0.0, max=1.5, step=0.05, description="temperature",
-                                      continuous_update=False)
-    top_k = widgets.IntSlider(value=0, min=0, max=200, step=5, description="top-k (0: off)", continuous_update=False)
-    top_p = widgets.FloatSlider(value=0.9, min=0.05, max=1.0, step=0.05, description="top-p", continuous_update=False)
-    seed = widgets.BoundedIntText(value=0, min=0, max=10**6, description="seed")
+    wide = {"style": {"description_width": "8em"}, "layout": widgets.Layout(width="30em")}  # labels not cut
+    text = widgets.Text(value=prompt, description="opening", continuous_update=False, **wide)
+    temperature = widgets.FloatSlider(value=0.8, min=0.0, max=2.0, step=0.05, description="temperature",
+                                      continuous_update=False, **wide)
+    top_k = widgets.IntSlider(value=0, min=0, max=200, step=5, description="top-k (0: off)", continuous_update=False,
+                              **wide)
+    top_p = widgets.FloatSlider(value=0.9, min=0.05, max=1.0, step=0.05, description="top-p", continuous_update=False,
+                                **wide)
+    seed = widgets.BoundedIntText(value=0, min=0, max=10**6, description="seed", **wide)
     report = widgets.HTML()
 
     def rewrite(_change: object = None) -> None:
