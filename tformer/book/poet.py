@@ -66,7 +66,10 @@ def time_cosine_schedule(
     a time budget then always finishes its schedule, however many steps the machine manages. The clock starts
     when the schedule is made: make it just before training.
 
-    ``warmup_share`` is not used when ``warmup_steps`` is given.
+    ``warmup_share`` is not used when ``warmup_steps`` is given. The schedule reads ``clock`` as it is: time
+    spent evaluating during training counts, whereas :func:`~tformer.training.train.train` leaves it out of its
+    budget, so with evaluations inside the run the cosine ends early (pass a clock that pauses for them).
+    :func:`train_poet` evaluates only at the end.
 
     Raises:
         TypeError: if ``optimizer`` is not a torch optimiser or ``clock`` not callable.
