@@ -29,13 +29,15 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
                              convolution channels, 11)
         data/                text.py (tokens, vocabularies, batches); corpus.py (the generated running example);
                              tasks.py and extrapolation.py (toy tasks); hsk.py (real Chinese-English sentences
-                             with pinyin, 11); subword.py (a BPE tokenizer, 11)
+                             with pinyin, 11); subword.py (a BPE tokenizer, 11); poems.py (Tang poems and
+                             measures of their form, 17)
         training/            teacher_forcing, train (the loop, equal-time budgets), metrics; mlm (BERT's masked-token
                              pre-training, 11); distributed (DDP, FSDP, tensor parallel) (15)
         analysis/            formulas and measurements of cost: complexity (13), parallelism (memory, traffic) (15)
         book/                the notebooks' helpers: environment, plot (attention heatmaps, styles), results, exercises,
-                             diagrams, source; shipped (the trained models the book ships, 10) and
-                             playground (your own sentence through the shipped translator, 10)
+                             diagrams, source; shipped (the trained models the book ships, 10, 17); poet (trains
+                             chapter 17's small GPT, 17); playground (your own sentence through the shipped
+                             translator, your own opening line through the shipped poet, 10, 17)
         environment.py       seeding, devices and the training clock, shared by the library and the book
         _checks.py           argument checks, one message format, shared by every module
 

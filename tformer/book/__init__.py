@@ -7,5 +7,7 @@
 - ``source``: ``show_source(obj)`` displays a package object's own code, highlighted.
 - ``exercises``: self-checking exercises; their answer digests live in ``exercise_answers/``.
 - ``shipped``: the trained models the book ships (``checkpoints/``), loaded ready to use.
-- ``playground``: your own sentence through the shipped translator, its cross-attention, and ipywidgets controls.
+- ``poet``: chapter 17's small GPT of Tang poems: its settings, its time-budgeted training, its validation loss.
+- ``playground``: your own sentence through the shipped translator, its cross-attention, your own opening line
+  through the shipped poet, and ipywidgets controls for both.
 """
