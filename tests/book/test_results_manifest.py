@@ -93,6 +93,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("17_small_gpt", "15 points"): "setting: the assertion's threshold",
     ("17_small_gpt", "5%"): "setting: the chapter's warm-up share (tformer.book.poet.WARMUP)",
     ("17_small_gpt", "100 steps"): "setting: nanoGPT's warm-up iterations",
+    ("17_small_gpt", "100 warm-up steps"): "setting: nanoGPT's warm-up iterations",
+    ("17_small_gpt", "30%"): "setting: the assertion's threshold",
     ("01_rnn_baselines", "7 steps"): "setting: the length of the test sequence the code builds",
     ("01_rnn_baselines", "100 steps"): "setting: T = 100 of the gradient sweep",
     ("01_rnn_baselines", "1%"): "definition: the same 100× threshold, in the exercise",
