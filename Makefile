@@ -60,9 +60,10 @@ prose: $(STAMP)
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
 
-## make test-notebooks [NB=notebooks/05_hand_calculation.py]: nbval on every stored notebook, or on NB's only.
+## make test-notebooks [NB=notebooks/05_hand_calculation.py]: nbval on every stored notebook, or on NB's only; two at a
+## time, one thread each, the slowest first (tools/notebook_times.py).
 test-notebooks: $(STAMP)
-	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) -p tools.notebook_times $(NB:.py=.ipynb)
+	$(ONE_THREAD) $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder $(NBVAL) -p tools.notebook_times $(NB:.py=.ipynb)
 
 ## make test-notebooks-threads [NB=...]: nbval on every notebook (or NB's), one at a time, with torch's default
 ## thread count (a reader's laptop; each cell may take up to 900 s).

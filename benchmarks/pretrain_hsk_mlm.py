@@ -27,7 +27,8 @@ from tformer.training.train import save_checkpoint, training_clock
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tformer" / "book" / "checkpoints"
-# Small enough for a CPU chapter to fine-tune 18 times in about a minute; the topics give the classifier head.
+# Small enough to fine-tune 18 times in about a minute and a half (benchmarks/finetune_hsk_topics.py); the
+# topics give the classifier head.
 CONFIG = {"d_model": 64, "num_heads": 4, "num_layers": 2, "d_ff": 256, "max_len": 96, "dropout": 0.1,
           "norm_first": True, "num_classes": 19}  # fmt: skip
 

@@ -17,6 +17,11 @@ programs on a shared machine inflate it far less than the wall clock) of
 - one training step (forward, loss, backward, ``Adam.step``): ours, torch, and ours/torch;
 - one eager forward pass in training mode (autograd on): ours now and ours before the change, and their ratio.
 
+``--what-if`` adds two training steps that are not the package's, to ask how far a speed path could go: ours with
+every attention computed by torch's fused kernel (``F.scaled_dot_product_attention``, no weights returned), and
+that plus Q, K and V (or K and V from the memory) projected by one matrix product of the concatenated weights, as
+``nn.MultiheadAttention`` packs them. Both patch the package for their own calls only.
+
 "before" is the package as it was at the git revision ``--before-rev`` (default ``main``), checked out with
 ``git worktree add /tmp/tformer_before main`` (or ``--before DIR``) and imported from there under another name
 in the same process, so its numbers come from the same rounds. Without such a checkout the "before" lines are
@@ -120,6 +125,40 @@ def step_fn(model: nn.Module, data: tuple[Tensor, Tensor, Tensor]) -> Callable[[
     return step
 
 
+def what_if_fn(model: nn.Module, data: tuple[Tensor, Tensor, Tensor], packed: bool) -> Callable[[], None]:
+    """A training step of ``model`` with torch's fused attention kernel (and, if ``packed``, one projection matmul)."""
+    import tformer.attention as attention
+    from tformer.masks import as_heads_mask
+
+    step = step_fn(model, data)
+
+    def fused(self, query, key, value, mask=None, **_):  # type: ignore[no-untyped-def]  # training: no cache, no RoPE
+        d = self.d_model
+        if packed and query is key:
+            w = torch.cat([self.w_q.weight, self.w_k.weight, self.w_v.weight])
+            q, k, v = F.linear(query, w, torch.cat([self.w_q.bias, self.w_k.bias, self.w_v.bias])).split(d, dim=-1)
+        elif packed:
+            q = self.w_q(query)
+            w, b = torch.cat([self.w_k.weight, self.w_v.weight]), torch.cat([self.w_k.bias, self.w_v.bias])
+            k, v = F.linear(key, w, b).split(d, dim=-1)
+        else:
+            q, k, v = self.w_q(query), self.w_k(key), self.w_v(value)
+        q, k, v = (attention.split_heads(t, self.num_heads) for t in (q, k, v))  # (B, H, L or S, Dh)
+        heads_mask = None if mask is None else as_heads_mask(mask)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=heads_mask)  # dropout is 0 here
+        return self.w_o(attention.merge_heads(out)), None
+
+    def patched() -> None:
+        original = attention.MultiHeadAttention.forward
+        attention.MultiHeadAttention.forward = fused  # type: ignore[method-assign]
+        try:
+            step()
+        finally:
+            attention.MultiHeadAttention.forward = original  # type: ignore[method-assign]
+
+    return patched
+
+
 def forward_fn(model: nn.Module, data: tuple[Tensor, Tensor, Tensor]) -> Callable[[], None]:
     src, tgt_in, _ = data
     return lambda: model(src, tgt_in)
@@ -130,6 +169,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--steps", type=int, default=5, help="calls timed together per case and round")
     parser.add_argument("--before", type=Path, default=Path("/tmp/tformer_before"))
+    parser.add_argument("--what-if", action="store_true", help="also time two speed paths the package does not take")
     args = parser.parse_args()
     torch.set_num_threads(1)
     before = import_before(args.before)
@@ -141,6 +181,11 @@ def main() -> None:
     theirs = TorchSeq2Seq(**SIZES).train()
     cases: dict[str, Callable[[], None]] = {"step ours": step_fn(ours, data), "step torch": step_fn(theirs, data),
                                             "forward ours": forward_fn(ours, data)}  # fmt: skip
+    if args.what_if:
+        for name, packed in (("step fused", False), ("step fused+pack", True)):
+            twin = Transformer(V, V, pad_id=PAD, **SIZES).train()
+            twin.load_state_dict(ours.state_dict())
+            cases[name] = what_if_fn(twin, data, packed)
     if before is not None:
         old = before.Transformer(V, V, pad_id=PAD, **SIZES).train()
         old.load_state_dict(ours.state_dict())
@@ -165,6 +210,9 @@ def main() -> None:
         spread = f"{min(times[name]) * 1e3:.2f}-{max(times[name]) * 1e3:.2f}"
         print(f"  {name:15s} {ms:7.2f} ms  (range {spread})")
     print(f"training step ours/torch: {med['step ours'] / med['step torch']:.3f}  (target <= 0.80)")
+    for name in ("step fused", "step fused+pack"):
+        if name in med:
+            print(f"what if, {name[5:]}: {med[name] / med['step torch']:.3f} of torch's step")
     if before is not None:
         print(f"training step before/torch: {med['step before'] / med['step torch']:.3f}")
         print(f"eager forward ours/before: {med['forward ours'] / med['forward before']:.3f}")

@@ -202,12 +202,14 @@ assert final < unigram - 0.5, (final, unigram)  # well below the unigram model, 
 
 # %% [markdown]
 # The loss falls steeply at first, through the unigram line, and keeps falling to the end, where the model
-# is about 1.0<!-- result: below_unigram --> nats per character below the unigram model.
+# is about 1.1<!-- result: below_unigram --> nats per character below the unigram model.
 # What did it learn? Let it write. The model first reads a newline (a poem begins), then at each step scores
 # every character; one is chosen (§3 explains how) and fed back, through chapter 10's key/value cache, so only
 # the new character is computed; until it writes the newline that ends a poem. This is the whole of
 # "generation". `continue_poem` takes the model with its characters in a `ShippedPoet`, the bundle in which the
-# book also ships a trained copy (§5):
+# book also ships a trained copy (§5), and hands the loop to the package's `generate`, telling it to stop at the
+# newline (`stop_id`) and never to choose one of the four special tokens (`banned_ids`), which no training target
+# ever was:
 
 # %%
 from tformer.book.playground import continue_poem
@@ -254,13 +256,13 @@ assert untrained_couplets <= 2 and untrained_ended <= 2, (couplets, ended)  # th
 #
 # One training run, seed 0, 150 s of training (one CPU core; evaluation excluded), its learning rate tied to
 # the seconds spent, so the number of steps depends on the machine's speed. The validation loss,
-# 5.3<!-- result: val_nats --> nats per character, is the mean over every non-overlapping 64-character window of the
+# 5.1<!-- result: val_nats --> nats per character, is the mean over every non-overlapping 64-character window of the
 # validation text, each read from its start. The poems above and the 20 behind the form share were sampled
 # at temperature 0.8 and top-p 0.9 (§3), seeds 0–19; a couplet counts when it is exactly five characters,
 # a comma, five characters and a full stop. The control is the same model before training (§2's
 # initialisation, seed 0), sampled the same way. Because the step count follows the machine, the stored
 # numbers are quoted with a band, and the poems printed above change from machine to machine. The form share
-# was 96<!-- result: own_form --> % of couplets in the stored run; it may move a lot from run to run with the
+# was 100<!-- result: own_form --> % of couplets in the stored run; it may move a lot from run to run with the
 # step count (it changed a lot between the runs we made while writing this chapter), so the cell asserts
 # only that it is at least 30%, with at least one couplet in form per poem,
 # and that the untrained model writes at most two full stops and ends at most two poems. That meaning needs

@@ -19,6 +19,8 @@ data-dependent branch is a graph break for the compiler. Elsewhere those values 
 
 from __future__ import annotations
 
+import dataclasses
+import numbers
 from collections.abc import Collection
 from typing import Any
 
@@ -34,6 +36,7 @@ __all__ = [
     "check_decode_args",
     "check_divisible",
     "check_eos_in_vocabulary",
+    "check_flags",
     "check_ids",
     "check_int",
     "check_length_penalty",
@@ -42,16 +45,54 @@ __all__ = [
     "check_query_key_value",
     "check_sampling",
     "check_self_attention",
+    "check_stop_and_banned",
     "check_tensor",
     "check_tokens",
     "check_type",
+    "is_int",
+    "is_number",
+    "plain_numbers",
     "values_are_cheap",
 ]
 
 
+def is_int(value: object) -> bool:
+    """Whether ``value`` is an integer: a Python ``int`` or a NumPy integer scalar, never a ``bool``.
+
+    NumPy's integer scalars (``np.int64`` from ``len(array)``-style arithmetic, ``np.int32``) register as
+    :class:`numbers.Integral`, so a value read from an array is accepted like the ``int`` it stands for; ``bool``
+    and ``np.bool_`` are flags, never sizes.
+    """
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def plain_numbers(config: object) -> None:
+    """Replace a frozen dataclass's NumPy number fields by the Python ``int``/``float`` they stand for, in place.
+
+    A config accepts ``np.int64(64)`` where an int belongs (:func:`is_int`); storing it as such would put a
+    NumPy scalar into every checkpoint, which ``torch.load(weights_only=True)`` then refuses. Call it after the
+    checks, in ``__post_init__``.
+    """
+    for field in dataclasses.fields(config):  # type: ignore[arg-type]
+        value = getattr(config, field.name)
+        if type(value) not in (int, float) and is_int(value):
+            object.__setattr__(config, field.name, int(value))  # frozen: the dataclass's own escape hatch
+        elif type(value) not in (int, float) and is_number(value):
+            object.__setattr__(config, field.name, float(value))
+
+
+def is_number(value: object) -> bool:
+    """Whether ``value`` is a real number: an int or float, or a NumPy integer or floating scalar; never a bool.
+
+    ``np.float32(0.1)`` (what a NumPy array's element is) is accepted as ``np.float64`` and ``float`` are; a 0-d
+    tensor is not (pass ``.item()``).
+    """
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def check_cache_count(
     cache: object, num_layers: int, what: str, *, kinds: tuple[bool, ...] = (False,), batch: int | None = None,
-    memory_length: int | None = None,
+    memory_length: int | None = None, heads: tuple[int, int] | None = None,
 ) -> None:
     """Check a stack's ``cache``: ``None`` or a list/tuple of one entry per layer (``what`` says what an entry is).
 
@@ -60,14 +101,15 @@ def check_cache_count(
     cache object must be its own (one object listed twice would receive two layers' keys), and the growing
     caches must all hold the same keys shape, as must the static ones: the stack reads the past length from
     layer 0 and checks layer 0's cache against its input, which then covers every layer. A filled cache must
-    hold ``batch`` rows when that is given, and a filled static cache ``memory_length`` positions (the encoder
-    memory it was filled from).
+    hold ``batch`` rows when that is given, a filled static cache ``memory_length`` positions (the encoder
+    memory it was filled from), and every filled cache ``heads = (H, Dh)``: the key heads and head width of the
+    model it is given to (a cache filled by another model would otherwise fail deep inside, naming no argument).
 
     Raises:
         TypeError: if ``cache`` is not a list or tuple, or an entry is not a KVCache (or a tuple of them).
         ValueError: if it does not hold ``num_layers`` entries, lists one cache object twice, holds a cache of
             the wrong kind (static where a growing one belongs, or the reverse), its caches of one kind differ
-            in shape, or a filled cache holds another batch or memory length.
+            in shape, or a filled cache holds another batch, memory length, or number or width of heads.
     """
     if cache is None:
         return
@@ -102,6 +144,10 @@ def check_cache_count(
             if shape is not None and batch is not None and shape[0] != batch:
                 raise ValueError(f"cache[{layer}]: expected a cache filled with B={batch} rows (the input's batch), "
                                  f"got B={shape[0]}; use new_cache() for another batch")  # fmt: skip
+            if shape is not None and heads is not None and (shape[1], shape[3]) != heads:
+                raise ValueError(f"cache[{layer}]: expected keys of H={heads[0]} heads of width Dh={heads[1]} (this "
+                                 f"model's), got H={shape[1]}, Dh={shape[3]}: a cache filled by another model; "
+                                 "use this model's new_cache()")  # fmt: skip
             if shape is not None and static and memory_length is not None and shape[2] != memory_length:
                 raise ValueError(f"cache[{layer}]: expected a cross-attention cache filled from a memory of S="
                                  f"{memory_length} positions, got S={shape[2]}; use new_cache() for a new source")  # fmt: skip
@@ -116,14 +162,15 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
         minimum, maximum: the smallest and largest allowed values, ``None`` for no bound.
 
     Returns:
-        ``value``, unchanged.
+        ``value`` as a Python ``int`` (a NumPy integer scalar is accepted and converted, see :func:`is_int`).
 
     Raises:
         TypeError: if ``value`` is not an int, or is a bool (``True`` is an int in Python, never a size here).
         ValueError: if ``value`` is outside ``[minimum, maximum]``.
     """
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_int(value):
         raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    value = int(value)  # type: ignore[call-overload]
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
         if maximum is not None:
             wanted = f"an int in [{'-inf' if minimum is None else minimum}, {maximum}]"
@@ -142,7 +189,7 @@ def check_number(
     open_min: bool = False,
     open_max: bool = False,
 ) -> float:
-    """Return ``value`` as a float if it is a real number (int or float, not bool) in the given interval.
+    """Return ``value`` as a float if it is a real number (see :func:`is_number`) in the given interval.
 
     NaN is never in an interval, so it is rejected whenever a bound is given.
 
@@ -159,7 +206,7 @@ def check_number(
         TypeError: if ``value`` is not an int or float (or is a bool).
         ValueError: if it lies outside the interval; the message writes the interval, e.g. ``[0, 1)``.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         raise TypeError(f"{name}: expected a number, got {type(value).__name__}")
     above = minimum is None or (value > minimum if open_min else value >= minimum)
     below = maximum is None or (value < maximum if open_max else value <= maximum)
@@ -192,6 +239,16 @@ def check_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name}: expected a bool, got {type(value).__name__}")
     return value
+
+
+def check_flags(**flags: object) -> None:
+    """:func:`check_bool` on each keyword: ``check_flags(add_bos=add_bos, strict=strict)``.
+
+    Raises:
+        TypeError: naming the first flag that is not a bool (``1``, ``"yes"`` or ``None`` included).
+    """
+    for name, value in flags.items():
+        check_bool(name, value)
 
 
 def check_type(name: str, value: object, kind: type | tuple[type, ...], what: str | None = None) -> Any:
@@ -434,6 +491,31 @@ def check_tokens(name: str, tokens: object, vocab_size: int, limit: int | None, 
 # ---------------------------------------------------------------- generation (tformer.decoding)
 
 
+def check_stop_and_banned(stop_id: object, banned_ids: object, vocab_size: int) -> list[int]:
+    """Check a generator's ``stop_id`` (None or an id in ``[0, V)``) and ``banned_ids`` (ids in ``[0, V)``, never
+    ``stop_id``, leaving at least one id to choose); return the banned ids as a sorted list without repeats.
+
+    Raises:
+        TypeError: ``stop_id`` not an int or None; ``banned_ids`` not a collection of ints (a str, a tensor, a
+            float among them).
+        ValueError: an id outside ``[0, V)``, ``stop_id`` among the banned ids, or every id banned.
+    """
+    if stop_id is not None:
+        check_int("stop_id", stop_id, 0, vocab_size - 1)
+    if isinstance(banned_ids, (str, bytes, Tensor)) or not isinstance(banned_ids, Collection):
+        raise TypeError(f"banned_ids: expected a collection of int ids, got {type(banned_ids).__name__}")
+    banned = []
+    for i, value in enumerate(banned_ids):
+        banned.append(check_int(f"banned_ids[{i}]", value, 0, vocab_size - 1))
+    banned = sorted(set(banned))
+    if stop_id is not None and stop_id in banned:
+        raise ValueError(f"banned_ids: expected ids other than stop_id={stop_id} (a stop that can never be written), "
+                         f"got {banned_ids!r:.60}")  # fmt: skip
+    if len(banned) >= vocab_size:
+        raise ValueError(f"banned_ids: expected at least one of the V={vocab_size} ids left to choose, got all of them")
+    return banned
+
+
 def check_sampling(temperature: object, top_k: object, top_p: object = None, generator: object = None) -> None:
     """Check a sampler's ``temperature`` (finite, >= 0), ``top_k`` (None or an int >= 1), ``top_p`` (None or
     a number in (0, 1]) and ``generator`` (None or a ``torch.Generator``).
@@ -501,7 +583,7 @@ def check_length_penalty(length_penalty: object) -> float:
         TypeError: not a number. ValueError: negative, infinite or NaN (an infinite α makes every finished
         hypothesis score 0 or -inf, so the beams' ranking means nothing).
     """
-    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
+    if not is_number(length_penalty):
         raise TypeError(f"length_penalty: expected a number >= 0, got {type(length_penalty).__name__}")
     if not length_penalty >= 0:  # also refuses NaN
         raise ValueError(f"length_penalty: expected a number >= 0, got {length_penalty}")

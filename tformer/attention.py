@@ -21,6 +21,7 @@ from torch import Tensor, nn
 from tformer._checks import (
     check_bool,
     check_divisible,
+    check_flags,
     check_int,
     check_probability,
     check_query_key_value,
@@ -58,6 +59,7 @@ class KVCache:
     """
 
     def __init__(self, *, static: bool = False) -> None:
+        check_flags(static=static)
         self.static = static
         self.key: Tensor | None = None
         self.value: Tensor | None = None

@@ -17,6 +17,7 @@ Dimension letters: B batch, K beams, S source length, L generated length, V targ
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import torch
@@ -25,9 +26,11 @@ from torch import Tensor
 from tformer._checks import (
     check_decode_args,
     check_eos_in_vocabulary,
+    check_flags,
     check_int,
     check_length_penalty,
     check_sampling,
+    check_stop_and_banned,
     check_tensor,
     check_tokens,
     values_are_cheap,
@@ -91,6 +94,7 @@ def greedy_decode(
         ValueError/TypeError: on a malformed ``src``, ``max_len``, ``bos_id`` or ``eos_id``, an ``eos_id``
             outside the target vocabulary, or ``bos_id``/``eos_id`` equal to ``model.pad_id``.
     """
+    check_flags(use_cache=use_cache)
     max_len = check_decode_args(model, src, max_len, bos_id, eos_id)
     memory = model.encode(src)  # (B, S, D)
     src_padding = src != model.pad_id  # (B, S)
@@ -318,8 +322,10 @@ def generate(
     top_k: int | None = None,
     top_p: float | None = None,
     generator: torch.Generator | None = None,
+    stop_id: int | None = None,
+    banned_ids: Collection[int] = (),
 ) -> Tensor:
-    """Extend ``prompt`` by ``max_new_tokens`` tokens of a causal language model, one at a time.
+    """Extend ``prompt`` by up to ``max_new_tokens`` tokens of a causal language model, one at a time.
 
     ``model`` provides ``vocab_size``, ``pad_id`` (an id never generated, or ``None``), ``position_limit`` (the
     most tokens its positions take, or ``None`` when they have no end), ``new_cache()``, and
@@ -339,23 +345,33 @@ def generate(
 
     ``pad_id`` (when not ``None``) is padding, never a generated token (its logit is ignored, as in
     :func:`greedy_decode`), and a prompt may not contain it: the cached steps could not hide a padded key that
-    an uncached forward hides.
+    an uncached forward hides. ``banned_ids`` are never generated either (chapter 17's poet bans the special tokens,
+    which were never training targets).
+
+    ``stop_id`` ends a row: once a row has written it, the row writes it again at every later step, and
+    generation stops as soon as every row has written it (a poem's newline, a sentence's ``<eos>``).
 
     Shape:
-        ``prompt (B, P) -> (B, P + max_new_tokens)``.
+        ``prompt (B, P) -> (B, P + T)``, T = ``max_new_tokens``, or fewer when every row wrote ``stop_id``.
 
     Raises:
         ValueError: if ``max_new_tokens < 0``, the prompt contains ``pad_id``, the model's logits hold a NaN
-            or a row without a finite value (checked on the CPU), or as the model's ``forward``.
-        TypeError: if ``max_new_tokens`` is not an int, ``prompt`` not an integer tensor, or ``generator`` not a
-            ``torch.Generator``.
+            or a row without a finite value (checked on the CPU), ``stop_id`` or a banned id is outside ``[0, V)``,
+            ``stop_id`` is banned or every id is, or as the model's ``forward``.
+        TypeError: if ``max_new_tokens`` or ``stop_id`` is not an int, ``prompt`` not an integer tensor,
+            ``banned_ids`` not a collection of ints, or ``generator`` not a ``torch.Generator``.
     """
+    check_flags(use_cache=use_cache)
     check_int("max_new_tokens", max_new_tokens, 0)
     check_sampling(temperature, top_k, top_p, generator)
     check_tokens("prompt", prompt, model.vocab_size, None)
+    banned = check_stop_and_banned(stop_id, banned_ids, model.vocab_size)
     pad_id = model.pad_id
     if pad_id is not None and bool((prompt == pad_id).any()):
         raise ValueError(f"prompt: expected no padding (pad_id={pad_id}), got a prompt that contains it")
+    if pad_id is not None and pad_id not in banned:
+        banned.append(pad_id)  # padding, never a token
+    stopped = torch.zeros(prompt.shape[0], dtype=torch.bool, device=prompt.device)  # (B,): wrote stop_id
     window = model.position_limit
     tokens, step_input = prompt, prompt
     cache = model.new_cache() if use_cache else None
@@ -365,11 +381,16 @@ def generate(
         else:  # no cache, or the window slides: the last `window` tokens at positions 0 .. window-1
             cache = None
             logits = model(tokens if window is None else tokens[:, -window:])[:, -1]  # (B, V)
-        if pad_id is not None:
-            logits[:, pad_id] = float("-inf")  # padding, never a token
-        next_token = _sample(logits, temperature, top_k, generator, top_p)[:, None]  # (B, 1), checked above
-        tokens = torch.cat([tokens, next_token], dim=1)  # (B, P + t + 1)
-        step_input = next_token
+        if banned:
+            logits[:, banned] = float("-inf")  # never a token
+        next_token = _sample(logits, temperature, top_k, generator, top_p)  # (B,), checked above
+        if stop_id is not None:
+            next_token = next_token.masked_fill(stopped, stop_id)  # a row that ended stays ended
+            stopped |= next_token == stop_id
+        tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # (B, P + t + 1)
+        step_input = next_token[:, None]
+        if stop_id is not None and bool(stopped.all()):
+            break
     return tokens
 
 
@@ -385,5 +406,6 @@ class CachedGenerationMixin:
 
     def generate(self, prompt: Tensor, max_new_tokens: int, **options: Any) -> Tensor:
         """Extend ``prompt`` by ``max_new_tokens`` tokens: :func:`generate` with this model. ``options`` are its
-        keywords (``use_cache``, ``temperature``, ``top_k``, ``top_p``, ``generator``); shapes and errors are its own."""
+        keywords (``use_cache``, ``temperature``, ``top_k``, ``top_p``, ``generator``, ``stop_id``, ``banned_ids``);
+        shapes and errors are its own."""
         return generate(self, prompt, max_new_tokens, **options)

@@ -449,7 +449,8 @@ class Encoder(nn.Module):
         ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
         if not checked:
-            check_cache_count(cache, len(self.layers), "one KVCache per layer")
+            attn = self.layers[0].self_attn
+            check_cache_count(cache, len(self.layers), "one KVCache per layer", heads=(attn.num_heads, attn.head_dim))
             self.layers[0].check_inputs(x, mask, cache=None if cache is None else cache[0], positions=positions)
         all_weights = []
         for i, layer in enumerate(self.layers):
@@ -524,7 +525,9 @@ class Decoder(nn.Module):
         ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
         if not checked:
-            check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)", kinds=(False, True))
+            attn = self.layers[0].self_attn
+            check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)",
+                              kinds=(False, True), heads=(attn.num_heads, attn.head_dim))
             self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.layers):

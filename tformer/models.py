@@ -34,11 +34,13 @@ from tformer._checks import (
     check_cache_count,
     check_choice,
     check_divisible,
+    check_flags,
     check_int,
     check_probability,
     check_tensor,
     check_tokens,
     check_type,
+    plain_numbers,
 )
 from tformer.attention import KVCache
 from tformer.decoding import CachedGenerationMixin, beam_search, greedy_decode
@@ -208,6 +210,7 @@ class ModelConfig:
             check_bool(name, getattr(self, name))
         if self.final_norm is not None:
             check_type("final_norm", self.final_norm, bool, "a bool or None")
+        plain_numbers(self)  # np.int64(64) is accepted, stored as 64
 
     @property
     def position_limit(self) -> int | None:
@@ -503,7 +506,9 @@ class Transformer(nn.Module):
         B = check_tokens("tgt_in", tgt_in, self.config.tgt_vocab_size, self.position_limit, offset=past).shape[0]
         check_activation("memory", memory, "(B, S, D)", self.output.weight, B=B, D=self.d_model)  # from encode()
         # a filled cache must come from this batch and this memory: the stack below trusts it
-        check_cache_count(cache, len(self.decoder.layers), wanted, kinds=(False, True), batch=B, memory_length=memory.shape[1])
+        heads = (self.config.num_heads, self.d_model // self.config.num_heads)  # (H, Dh)
+        check_cache_count(cache, len(self.decoder.layers), wanted, kinds=(False, True), batch=B,
+                          memory_length=memory.shape[1], heads=heads)
         if src_padding is not None:
             check_tensor("src_padding", src_padding, "bool", "(B, S)", B=B, S=memory.shape[1])
         return self._decode(tgt_in, memory, src_padding, cache)[0]
@@ -519,6 +524,7 @@ class Transformer(nn.Module):
             ValueError: if they are not 2-D, differ in batch size, are longer than ``max_len`` (learned or
                 sinusoidal positions), or hold ids outside the vocabulary.
         """
+        check_flags(return_attention=return_attention)
         if isinstance(src, Tensor) and isinstance(tgt_in, Tensor) and src.dim() == tgt_in.dim() == 2 and (
             src.shape[0] != tgt_in.shape[0]
         ):
@@ -543,9 +549,10 @@ class Transformer(nn.Module):
         return beam_search(self, src, beam_size, max_len, bos_id, eos_id, length_penalty=length_penalty)
 
 
-def _check_stack_cache(cache: object, layers: int, batch: int | None = None) -> None:
+def _check_stack_cache(cache: object, layers: int, batch: int | None = None,
+                       heads: tuple[int, int] | None = None) -> None:
     """``cache`` of a one-stack model with ``layers`` layers: ``None`` or one :class:`KVCache` per layer, as
-    ``new_cache()`` makes it.
+    ``new_cache()`` makes it, filled (if at all) with ``batch`` rows and ``heads = (H, Dh)``.
 
     Raises:
         TypeError: ``cache: expected a list of 2 KVCache (model.new_cache()), got tuple`` (an encoder–decoder
@@ -562,7 +569,7 @@ def _check_stack_cache(cache: object, layers: int, batch: int | None = None) -> 
             raise TypeError(f"cache[{i}]: expected a KVCache ({wanted}), got {type(item).__name__}")
     if len(cache) != layers:
         raise ValueError(f"cache: expected {wanted}, got a list of {len(cache)}")
-    check_cache_count(cache, layers, wanted, batch=batch)  # each layer its own growing cache, all of one shape
+    check_cache_count(cache, layers, wanted, batch=batch, heads=heads)  # each its own cache, all of one shape
 
 
 class _TokenStack(nn.Module):
@@ -579,7 +586,8 @@ class _TokenStack(nn.Module):
     def check(self, tokens: Tensor, cache: list[KVCache] | None = None) -> None:
         """The models' checks of their input, once, before :meth:`forward` runs unchecked."""
         batch = tokens.shape[0] if isinstance(tokens, Tensor) and tokens.dim() == 2 else None  # else check_tokens says
-        _check_stack_cache(cache, len(self.encoder.layers), batch)  # before cache[0] is read
+        heads = (self.config.num_heads, self.config.d_model // self.config.num_heads)  # (H, Dh)
+        _check_stack_cache(cache, len(self.encoder.layers), batch, heads)  # before cache[0] is read
         past = 0 if cache is None else len(cache[0])
         check_tokens("tokens", tokens, self.config.vocab_size, self.config.position_limit, offset=past)
 
@@ -657,6 +665,7 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
             :class:`~tformer.attention.KVCache` per layer as :meth:`new_cache` makes it (``[]``, ``[None]``, an
             encoder–decoder model's cache).
         """
+        check_flags(return_attention=return_attention)
         self.body.check(tokens, cache)
         x, weights = self.body(tokens, causal=True, cache=cache)  # (B, L, D)
         logits = self.output(x)  # (B, L, V)
@@ -726,6 +735,7 @@ class EncoderOnlyTransformer(nn.Module):
 
     def encode(self, tokens: Tensor, *, return_attention: bool = False) -> Tensor | tuple[Tensor, list[Tensor]]:
         """Contextual vectors ``(B, L, D)`` (and per-layer weights ``(B, H, L, L)``); padded keys are masked."""
+        check_flags(return_attention=return_attention)
         self.body.check(tokens)
         hidden, weights = self.body(tokens, causal=False)  # (B, L, D)
         return (hidden, weights) if return_attention else hidden

@@ -32,7 +32,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int, check_number, check_tensor, check_type
+from tformer._checks import check_int, check_number, check_tensor, check_type, is_number
 
 __all__ = [
     "LearnedPositionalEmbedding",
@@ -150,7 +150,7 @@ class LearnedPositionalEmbedding(nn.Module):
         super().__init__()
         self.max_len = check_int("max_len", max_len, 1)
         self.d_model = check_int("d_model", d_model, 1)
-        if isinstance(std, bool) or not isinstance(std, (int, float)):
+        if not is_number(std):
             raise TypeError(f"std: expected a positive number, got {type(std).__name__}")
         if not std > 0:
             raise ValueError(f"std: expected a positive number, got {std}")

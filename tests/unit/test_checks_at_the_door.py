@@ -27,11 +27,13 @@ V = 13
 # what each family's entry checks itself (check_tokens counts once and once more for each helper it calls:
 # check_tensor and check_ids); causal_mask checks its two sizes
 ENTRY_CHECKS = {
-    "Transformer": 3 * 2 + 1,  # check_tokens for src and tgt_in (3 each), causal_mask's check_int L
-    "DecoderOnlyTransformer": 3 + 2,  # check_tokens, causal_mask's check_int L and S
-    "EncoderOnlyTransformer": 3,  # check_tokens
-    "ModernDecoderLM": 3 + 2,  # check_tokens, causal_mask's check_int L and S
-    "Seq2SeqRNN": 2 + 1 + 2,  # src: check_tensor + check_ids, the src_mask (default: none), tgt_in: 2
+    "Transformer": 2 + 3 * 2 + 1,  # check_flags(return_attention) and its check_bool, check_tokens for src and
+    # tgt_in (3 each), causal_mask's check_int L
+    "DecoderOnlyTransformer": 2 + 3 + 2,  # the flag (2), check_tokens, causal_mask's check_int L and S
+    "EncoderOnlyTransformer": 2 + 3,  # encode's flag (2), check_tokens
+    "ModernDecoderLM": 2 + 3 + 2,  # the flag (2), check_tokens, causal_mask's check_int L and S
+    "Seq2SeqRNN": 2 + 2 + 1 + 2,  # the flag (2), src: check_tensor + check_ids, the src_mask (default: none),
+    # tgt_in: 2
 }
 
 

@@ -38,7 +38,7 @@ from typing import Any, Literal
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from tformer._checks import check_choice, check_int, check_type
+from tformer._checks import check_choice, check_flags, check_int, check_type
 from tformer.environment import clock as make_clock
 
 __all__ = [
@@ -87,6 +87,7 @@ def self_attention_flops(n: int, d: int, *, projections: bool = False) -> int:
     Raises:
         TypeError / ValueError: if ``n`` or ``d`` is not a positive int.
     """
+    check_flags(projections=projections)
     core = 2 * matmul_flops(n, d, n)
     return core + (4 * matmul_flops(n, d, d) if projections else 0)
 
@@ -202,6 +203,7 @@ def maximum_path_length(layer: str, n: int, *, k: int = 3, dilated: bool = False
         TypeError: if ``n`` or (for convolutions) ``k`` is not an int.
         ValueError: on an unknown ``layer``, ``n < 1``, or ``k < 2`` for convolutions.
     """
+    check_flags(dilated=dilated)
     check_int("n", n, 1)
     layer = _layer(layer)
     if layer == "self_attention":

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tformer._checks import check_int
+from tformer._checks import check_flags, check_int
 from tformer.analysis.complexity import feed_forward_flops, self_attention_flops
 
 __all__ = [
@@ -139,6 +139,7 @@ def tensor_parallel_all_reduce_elements(batch: int, length: int, d_model: int, *
     Raises:
         TypeError/ValueError: if a size is not a positive int.
     """
+    check_flags(backward=backward)
     for name, value in (("batch", batch), ("length", length), ("d_model", d_model)):
         check_int(name, value, 1)
     return (4 if backward else 2) * batch * length * d_model

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tformer._checks import check_activation, check_choice, check_int, check_tensor, check_type
+from tformer._checks import check_activation, check_choice, check_flags, check_int, check_tensor, check_type
 
 __all__ = ["GRU", "LSTM", "RNN", "count_parameters", "hidden_state_jacobian_norms"]
 
@@ -36,6 +36,7 @@ class _Recurrent(nn.Module):
     _torch_cls: ClassVar[type[nn.RNNBase]] = nn.RNNBase
 
     def __init__(self, input_size: int, hidden_size: int, *, num_layers: int = 1, bias: bool = True) -> None:
+        check_flags(bias=bias)
         super().__init__()
         for name, value in (("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)):
             check_int(name, value, 1)
@@ -366,4 +367,5 @@ def count_parameters(module: nn.Module, *, trainable_only: bool = True) -> int:
     For one layer with D_in inputs and H_hid hidden units, an :class:`RNN` has H_hid·(D_in + H_hid + 2); a
     :class:`GRU` exactly 3× that and an :class:`LSTM` exactly 4×, since they stack 3 and 4 such blocks.
     """
+    check_flags(trainable_only=trainable_only)
     return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable_only)

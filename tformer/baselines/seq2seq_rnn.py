@@ -23,7 +23,15 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from tformer._checks import check_bos_eos, check_choice, check_ids, check_int, check_tensor
+from tformer._checks import (
+    check_bos_eos,
+    check_choice,
+    check_flags,
+    check_ids,
+    check_int,
+    check_tensor,
+    plain_numbers,
+)
 
 __all__ = ["BahdanauAttention", "Seq2SeqRNN", "Seq2SeqRNNConfig"]
 
@@ -141,6 +149,7 @@ class Seq2SeqRNNConfig:
             raise ValueError(f"pad_id: expected an id in [0, {vocab}), got {self.pad_id}")
         if self.attn_dim is not None:
             check_int("attn_dim", self.attn_dim, 1)
+        plain_numbers(self)  # np.int64(64) is accepted, stored as 64
 
 
 class Seq2SeqRNN(nn.Module):
@@ -283,6 +292,7 @@ class Seq2SeqRNN(nn.Module):
             TypeError: ids are not integer tensors.
             ValueError: bad shapes or ids (see :meth:`encode`); ``return_attention`` without attention.
         """
+        check_flags(return_attention=return_attention)
         if return_attention and self.attention is None:
             raise ValueError("return_attention: expected False for a model built with attention=None, got True")
         enc_out, state, src_mask = self.encode(src, src_mask)

@@ -8,6 +8,7 @@
 - ``exercises``: self-checking exercises; their answer digests live in ``exercise_answers/``.
 - ``shipped``: the trained models the book ships (``checkpoints/``), loaded ready to use.
 - ``poet``: chapter 17's small GPT of Tang poems: its settings, its time-budgeted training, its validation loss.
+- ``topics``: chapter 12's fine-tuning study: HSK sentences as ids and topics, one fine-tuning run, the stored grid.
 - ``playground``: your own sentence through the shipped translator, its cross-attention, your own opening line
   through the shipped poet, and ipywidgets controls for both.
 """

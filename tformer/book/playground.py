@@ -18,7 +18,7 @@ import torch
 from tformer._checks import check_int, check_type
 from tformer.book.shipped import ShippedPoet, ShippedTranslator
 from tformer.data.text import BOS_ID, SPECIAL_TOKENS
-from tformer.decoding import sample_next_token
+from tformer.decoding import generate
 from tformer.training.metrics import translate
 from tformer.training.teacher_forcing import shift_right
 
@@ -218,18 +218,18 @@ def continue_poem(
     """Let the poet continue ``prompt`` (any characters, ``""`` for a poem from nothing) until the poem ends.
 
     The model reads a newline first (every training poem follows one), then the prompt, one token per
-    character; it writes one character at a time through its key/value cache, each chosen by
-    :func:`tformer.decoding.sample_next_token` at the given ``temperature``, ``top_k`` and ``top_p``
-    (``temperature=0``: greedy), its random draws seeded by ``seed``, until it writes a newline or its context of
-    64 characters is full. The four special tokens (``<pad>`` and the others) are never chosen: no training
-    target was one, so they are not characters.
+    character; :func:`tformer.decoding.generate` writes one character at a time through its key/value cache, each
+    chosen at the given ``temperature``, ``top_k`` and ``top_p`` (``temperature=0``: greedy), its random draws
+    seeded by ``seed``, until it writes a newline (``stop_id``) or its context of 64 characters is full. The four
+    special tokens (``<pad>`` and the others) are never chosen (``banned_ids``): no training target was one, so
+    they are not characters.
 
     Raises:
         TypeError: if ``poet`` is not what :func:`~tformer.book.shipped.load_poet` returns (a model of your own
             goes in ``ShippedPoet(model, vocab, {})``), ``prompt`` is not a str, ``seed`` not an int, or a
-            setting has the wrong type (as :func:`~tformer.decoding.sample_next_token`).
+            setting has the wrong type (as :func:`~tformer.decoding.generate`).
         ValueError: if ``prompt`` holds a newline or is 63 characters or longer (no room left to write), ``seed``
-            is outside [0, 2⁶³), or a setting is out of range (as :func:`~tformer.decoding.sample_next_token`).
+            is outside [0, 2⁶³), or a setting is out of range (as :func:`~tformer.decoding.generate`).
     """
     check_type("poet", poet, ShippedPoet, "ShippedPoet (load_poet())")
     check_type("prompt", prompt, str)
@@ -242,20 +242,15 @@ def continue_poem(
     unknown = tuple(ch for ch in prompt if ch not in vocab)
     device = next(model.parameters()).device
     ids = torch.tensor([vocab.encode(["\n", *prompt])], device=device)  # (1, P + 1)
-    newline, generator = vocab.stoi["\n"], torch.Generator(device=device).manual_seed(seed)
-    added: list[str] = []
-    cache = model.new_cache()
+    newline = vocab.stoi["\n"]
     with torch.no_grad():
-        logits = model(ids, cache=cache)[:, -1]  # (1, V): the next character's scores
-        for _ in range(limit - ids.shape[1]):
-            logits[:, : len(SPECIAL_TOKENS)] = float("-inf")  # never trained as targets: not characters
-            token = sample_next_token(logits, temperature, top_k, generator, top_p=top_p)  # (1,)
-            if int(token) == newline:
-                return Poem(prompt, unknown, prompt + "".join(added), True)
-            added.append(vocab.itos[int(token)])
-            if len(cache[0]) < limit:
-                logits = model(token[:, None], cache=cache)[:, -1]
-    return Poem(prompt, unknown, prompt + "".join(added), False)
+        out = generate(model, ids, limit - ids.shape[1], temperature=temperature, top_k=top_k, top_p=top_p,
+                       generator=torch.Generator(device=device).manual_seed(seed), stop_id=newline,
+                       banned_ids=range(len(SPECIAL_TOKENS)))  # the specials were never targets: not characters
+    written = out[0, ids.shape[1] :].tolist()
+    finished = newline in written
+    added = written[: written.index(newline)] if finished else written
+    return Poem(prompt, unknown, prompt + "".join(vocab.itos[i] for i in added), finished)
 
 
 def poem_controls(poet: ShippedPoet, prompt: str = "") -> ipywidgets.VBox:

@@ -32,7 +32,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from tformer._checks import check_int
+from tformer._checks import check_int, is_int
 
 __all__ = [
     "HskCorpus",
@@ -148,7 +148,7 @@ def _record(raw: object, index: int, where: str) -> HskSentence:
     if not isinstance(english, str):
         raise bad("translation.en", "a str", english)
     level = raw["hsk_level"]
-    if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 6:
+    if not is_int(level) or not 1 <= level <= 6:
         raise bad("hsk_level", "an int in [1, 6]", level)
     tokens = raw["tokens"]
     if not isinstance(tokens, list):

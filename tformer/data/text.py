@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from tformer._checks import check_ids, check_int, check_strs, check_tensor
+from tformer._checks import check_flags, check_ids, check_int, check_strs, check_tensor
 
 __all__ = [
     "BOS_ID",
@@ -162,6 +162,7 @@ class Vocab:
             ValueError: on an unknown token (a special token's spelling included) in strict mode, or a sequence
                 longer than ``max_len``.
         """
+        check_flags(add_bos=add_bos, add_eos=add_eos, strict=strict)
         if isinstance(tokens, str):
             raise TypeError(
                 "tokens: expected a list of tokens, got a str (call word_tokenize or char_tokenize)"
@@ -200,6 +201,7 @@ class Vocab:
             TypeError: if an id is not an int (a float, str or bool), or ``ids`` is a str or a float tensor.
             ValueError: if an id is outside ``[0, len(self))``, or ``ids`` is a tensor that is not 1-D.
         """
+        check_flags(skip_special=skip_special, stop_at_eos=stop_at_eos)
         if isinstance(ids, Tensor):
             ids = check_tensor("ids", ids, "int", "(L,)").tolist()
         if isinstance(ids, str):
@@ -346,6 +348,7 @@ def bucket_batches(
     Raises:
         ValueError: if ``lengths`` is empty, or ``batch_size`` or ``pool`` is < 1.
     """
+    check_flags(shuffle=shuffle)
     if len(lengths) == 0:
         raise ValueError("lengths: expected at least one example to batch, got none")
     check_int("batch_size", batch_size, 1)
@@ -406,6 +409,7 @@ class PairBatches:
         src_eos: bool = True,
         pool: int = 1,
     ) -> None:
+        check_flags(shuffle=shuffle, add_eos=add_eos, src_eos=src_eos)
         if len(src) == 0:
             raise ValueError("src: expected at least one sequence to batch, got none")
         if len(src) != len(tgt):

@@ -16,7 +16,7 @@ import sacrebleu
 import torch
 from torch import Tensor
 
-from tformer._checks import check_bool, check_choice, check_ids, check_int, check_number, check_tensor
+from tformer._checks import check_bool, check_choice, check_ids, check_int, check_number, check_tensor, is_int
 from tformer.data.text import BOS_ID, EOS_ID, PAD_ID, Vocab, bucket_batches, pad_sequences
 
 __all__ = [
@@ -148,7 +148,7 @@ def length_bucket_label(length: int, edges: Sequence[int] = DEFAULT_LENGTH_EDGES
 def _check_edges(edges: Sequence[int]) -> None:
     if isinstance(edges, (str, bytes)) or not isinstance(edges, Sequence):
         raise TypeError(f"edges: expected a sequence of ints, got {type(edges).__name__}")
-    if (not edges or any(isinstance(e, bool) or not isinstance(e, int) for e in edges)
+    if (not edges or any(not is_int(e) for e in edges)
             or any(b <= a for a, b in itertools.pairwise(edges)) or edges[0] < 1):  # fmt: skip
         raise ValueError(f"edges: expected strictly increasing positive integers, got {tuple(edges)}")
 

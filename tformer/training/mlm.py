@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_ids, check_int, check_number, check_tensor
+from tformer._checks import check_ids, check_int, check_number, check_tensor, is_int
 from tformer.data.text import PAD_ID, pad_sequences
 from tformer.training.train import History, train
 
@@ -169,7 +169,7 @@ def pretrain_mlm(
     if isinstance(sentences, str) or len(sentences) == 0:
         raise ValueError(f"sentences: expected a non-empty list of id lists, got {sentences!r:.40}")
     for i, sentence in enumerate(sentences):
-        if isinstance(sentence, str) or not all(isinstance(t, int) and not isinstance(t, bool) for t in sentence):
+        if isinstance(sentence, str) or not all(is_int(t) for t in sentence):
             raise TypeError(f"sentences[{i}]: expected a list of int token ids, got {sentence!r:.40}")
         if len(sentence) == 0:
             raise ValueError(f"sentences[{i}]: expected a non-empty sentence, got []")

@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
 
-from tformer._checks import check_int, check_number
+from tformer._checks import check_int, check_number, check_type
 from tformer.data.text import BOS_ID, PAD_ID, Vocab
 from tformer.environment import get_device, seed_everything, training_clock
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
@@ -473,7 +473,11 @@ def save_checkpoint(
 
     Everything is stored as tensors, numbers, strings, lists and dicts, so :func:`load_checkpoint` can use
     ``weights_only=True``.
+
+    Raises:
+        TypeError: if ``model`` is not an ``nn.Module`` (``path`` and ``model`` swapped, for example).
     """
+    check_type("model", model, nn.Module, "an nn.Module")
     state: dict[str, Any] = {"model": model.state_dict()}
     if optimizer is not None:
         state["optimizer"] = optimizer.state_dict()

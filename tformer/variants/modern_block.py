@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Literal
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_cache_count, check_int, check_number, check_tokens
+from tformer._checks import check_cache_count, check_flags, check_int, check_number, check_tokens
 from tformer.attention import KVCache
 from tformer.decoding import CachedGenerationMixin
 from tformer.masks import causal_mask
@@ -305,6 +305,7 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
         Raises:
             TypeError / ValueError: see the class docstring.
         """
+        check_flags(return_attention=return_attention)
         if cache is not None:
             wanted = f"a list of {len(self.layers)} KVCache objects (new_cache())"
             if not isinstance(cache, list):  # a tuple too, as the 2017 models: new_cache() gives a list
@@ -312,7 +313,8 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
             if len(cache) != len(self.layers):
                 raise ValueError(f"cache: expected {wanted}, got {len(cache)}")
             batch = tokens.shape[0] if isinstance(tokens, Tensor) and tokens.dim() == 2 else None  # else check_tokens
-            check_cache_count(cache, len(self.layers), "one KVCache per layer (new_cache())", batch=batch)
+            heads = (self.config.kv_heads, self.config.d_model // self.config.num_heads)  # (H_kv, Dh)
+            check_cache_count(cache, len(self.layers), "one KVCache per layer (new_cache())", batch=batch, heads=heads)
         past = 0 if cache is None else len(cache[0])
         check_tokens("tokens", tokens, self.vocab_size, self.position_limit, offset=past)
         L = tokens.shape[1]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_activation, check_ids, check_int, check_tensor
+from tformer._checks import check_activation, check_flags, check_ids, check_int, check_tensor
 from tformer.layers import FeedForward
 
 __all__ = ["MixtureOfExperts", "load_balancing_loss"]
@@ -53,6 +53,7 @@ class MixtureOfExperts(nn.Module):
         bias: bool = True,
         activation: str = "relu",
     ) -> None:
+        check_flags(bias=bias)
         super().__init__()
         for name, value in (("d_model", d_model), ("d_ff", d_ff), ("num_experts", num_experts), ("top_k", top_k)):
             check_int(name, value, 1)

@@ -18,7 +18,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int, check_tensor
+from tformer._checks import check_int, check_tensor, is_number
 
 __all__ = ["RMSNorm"]
 
@@ -57,7 +57,7 @@ class RMSNorm(nn.Module):
         super().__init__()
         self.d_model = check_int("d_model", d_model, 1)
         if eps is not None:
-            if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+            if not is_number(eps):
                 raise TypeError(f"eps: expected a float > 0 or None, got {type(eps).__name__}")
             if not 0 < eps < math.inf:  # also refuses NaN; 0 would give NaN on an all-zero row (0 / √0)
                 raise ValueError(f"eps: expected a finite float > 0 or None (0 gives NaN on an all-zero row), "

@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from tformer._checks import check_activation, check_int
+from tformer._checks import check_activation, check_flags, check_int
 
 __all__ = ["SwiGLUFeedForward", "swiglu_hidden_width"]
 
@@ -74,6 +74,7 @@ class SwiGLUFeedForward(nn.Module):
     """
 
     def __init__(self, d_model: int, d_ff: int, *, bias: bool = False) -> None:
+        check_flags(bias=bias)
         super().__init__()
         self.d_model = check_int("d_model", d_model, 1)
         self.d_ff = check_int("d_ff", d_ff, 1)

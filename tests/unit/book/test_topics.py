@@ -1,0 +1,95 @@
+"""Chapter 12's fine-tuning study (``tformer.book.topics``) and the grid it ships
+(``benchmarks/finetune_hsk_topics.py`` -> ``tformer/book/benchmarks/hsk_finetune.json``)."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+import torch
+
+from tformer.book.topics import (
+    BATCH,
+    FINETUNE_STEPS,
+    FRACTIONS,
+    LR,
+    WEIGHT_DECAY,
+    TopicData,
+    fine_tune,
+    load_finetune_record,
+    topic_data,
+)
+from tformer.models import EncoderOnlyTransformer
+
+
+@pytest.fixture(scope="module")
+def record() -> dict:
+    return load_finetune_record()
+
+
+@pytest.fixture(scope="module")
+def data() -> TopicData:
+    return topic_data()
+
+
+def test_the_record_holds_the_settings_the_module_runs(record: dict, data: TopicData) -> None:
+    assert (record["steps"], record["batch"], record["lr"], record["weight_decay"]) == (FINETUNE_STEPS, BATCH, LR,
+                                                                                      WEIGHT_DECAY)  # fmt: skip
+    assert record["fractions"] == [str(f) for f in FRACTIONS] and record["seeds"] == [0, 1, 2]
+    shipped = resources.files("tformer.book.checkpoints") / "hsk_mlm_seed0.pt"
+    assert record["config"] == torch.load(shipped, weights_only=True)["extra"]["config"]
+    assert (record["test_sentences"], record["train_sentences"]) == (len(data.x_test), len(data.x_train))
+
+
+def test_every_accuracy_counts_whole_test_sentences(record: dict) -> None:
+    n = record["test_sentences"]
+    for arm in ("pre-trained", "scratch"):
+        for fraction in record["fractions"]:
+            runs = record["accuracy"][arm][fraction]
+            assert len(runs) == 3
+            for acc in runs:
+                assert 0 <= acc <= 100 and abs(acc * n / 100 - round(acc * n / 100)) < 1e-3, acc
+
+
+def test_the_record_shows_what_the_chapter_says(record: dict) -> None:
+    acc = record["accuracy"]
+    gain = {f: [p - s for p, s in zip(acc["pre-trained"][f], acc["scratch"][f], strict=True)] for f in acc["scratch"]}
+    assert min(gain["0.2"]) > 0 and max(gain["1.0"]) < 0 and sum(gain["0.05"]) > 0
+
+
+def test_topic_data_is_the_shipped_encoders_vocabulary(data: TopicData) -> None:
+    assert data.mask_id == 4 and data.vocab.itos[4] == "<mask>"
+    assert len(data.topics) == 19 and data.y_train.dtype == torch.int64 and int(data.y_train.max()) == 18
+    assert len(data.unlabelled) == len(data.x_train) + 400  # training and validation sentences, no test sentence
+
+
+def test_a_run_again_gives_the_stored_accuracy(record: dict, data: TopicData) -> None:
+    torch.set_num_threads(1)  # as the grid ran
+    acc = fine_tune(None, record["config"], data, 0.05, seed=0)
+    assert abs(acc - record["accuracy"]["scratch"]["0.05"][0]) <= 100 / len(data.x_test) + 1e-9
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"fraction": 0.0}, ValueError, r"^fraction: expected a number in \(0, 1\], got 0.0$"),
+        ({"fraction": 1.5}, ValueError, r"^fraction: expected a number in \(0, 1\], got 1.5$"),
+        ({"start": "bert"}, TypeError, r"^start: expected an EncoderOnlyTransformer or None, got str$"),
+        ({"data": [[5, 6]]}, TypeError, r"^data: expected TopicData, got list$"),
+        ({"steps": 0}, ValueError, r"^steps: expected a positive int, got 0$"),
+        ({"device": "tpu"}, ValueError, r"^device: expected a torch device"),
+    ],
+)
+def test_fine_tune_names_a_bad_argument(data: TopicData, record: dict, kwargs: dict, error: type,
+                                        message: str) -> None:  # fmt: skip
+    arguments = {"start": None, "config": record["config"], "data": data, "fraction": 0.2, "seed": 0, **kwargs}
+    with pytest.raises(error, match=message):
+        fine_tune(**arguments)
+
+
+def test_fine_tune_starts_both_arms_from_the_same_weights(record: dict, data: TopicData) -> None:
+    torch.manual_seed(0)
+    encoder = EncoderOnlyTransformer(**record["config"])
+    one = fine_tune(encoder, record["config"], data, 0.05, seed=3, steps=2)
+    two = fine_tune(encoder, record["config"], data, 0.05, seed=3, steps=2)
+    assert one == two  # the seed decides everything: weights, labelled share, batches, dropout

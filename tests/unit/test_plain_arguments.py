@@ -1,0 +1,134 @@
+"""Arguments as a reader passes them: NumPy numbers, flags, and a cache from another model.
+
+- A NumPy integer or floating scalar (what ``len``-style arithmetic on arrays and an array's elements give) is
+  accepted wherever an int or a number is, and a config stores the Python number, so its checkpoint loads with
+  ``torch.load(weights_only=True)``; ``np.bool_`` is still not a size.
+- A flag (``return_attention``, ``use_cache``, ``add_eos``, ...) is a bool: ``1``, ``"yes"`` or ``None`` gets a
+  TypeError that names it, instead of being read as true or false.
+- A filled cache whose heads or head width are not this model's is refused at the door, naming ``cache[0]``,
+  not deep inside the attention as ``key, value``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+import torch
+
+from tformer import DecoderOnlyTransformer, Seq2SeqRNN, Transformer
+from tformer.attention import KVCache
+from tformer.baselines.rnn import count_parameters
+from tformer.baselines.seq2seq_rnn import Seq2SeqRNNConfig
+from tformer.data.text import Vocab
+from tformer.layers import Encoder
+from tformer.training.train import save_checkpoint
+from tformer.variants import ModernDecoderLM
+from tformer.variants.modern_block import ModernDecoderConfig
+
+V = 11
+
+
+def _seq2seq() -> Transformer:
+    return Transformer(V, V, d_model=16, num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32)
+
+
+def test_numpy_sizes_are_accepted_and_stored_as_python_numbers() -> None:
+    model = Transformer(np.int64(V), np.int32(V), d_model=np.int64(16), num_heads=np.int64(2), num_encoder_layers=1,
+                        num_decoder_layers=1, d_ff=np.int64(32), dropout=np.float32(0.25))  # fmt: skip
+    config = model.config
+    assert (type(config.d_model), type(config.src_vocab_size), type(config.dropout)) == (int, int, float)
+    assert (config.d_model, config.dropout) == (16, 0.25)  # 0.25 is exact in float32
+    modern = ModernDecoderConfig(np.int64(V), d_model=np.int64(16), num_heads=2, d_ff=32, rope_base=np.float32(500))
+    assert (type(modern.d_model), type(modern.rope_base), modern.rope_base) == (int, float, 500.0)
+    rnn = Seq2SeqRNNConfig(np.int64(V), V, np.int64(8), 8)
+    assert type(rnn.src_vocab_size) is int and type(rnn.emb_dim) is int
+
+
+def test_a_config_built_from_numpy_numbers_saves_a_checkpoint_that_loads_safely(tmp_path) -> None:
+    model = Transformer(V, V, d_model=np.int64(16), num_heads=2, num_encoder_layers=1, num_decoder_layers=1, d_ff=32)
+    path = tmp_path / "m.pt"
+    save_checkpoint(path, model, extra={"config": dataclasses.asdict(model.config)})  # as the shipped models do
+    loaded = torch.load(path, weights_only=True)  # refuses NumPy scalars: the config must hold Python ints
+    assert loaded["extra"]["config"]["d_model"] == 16
+
+
+def test_save_checkpoint_names_a_model_that_is_not_a_module(tmp_path) -> None:
+    with pytest.raises(TypeError, match=r"^model: expected an nn\.Module, got PosixPath$"):
+        save_checkpoint(_seq2seq(), tmp_path / "m.pt")  # the arguments swapped
+
+
+@pytest.mark.parametrize("value", [np.bool_(True), True])
+def test_a_bool_is_never_a_size(value: object) -> None:
+    with pytest.raises(TypeError, match=r"^d_model: expected an int, got (bool|bool_)$"):
+        Transformer(V, V, d_model=value)
+
+
+def test_numpy_scalars_reach_the_number_checks() -> None:
+    with pytest.raises(ValueError, match=r"^dropout: expected a number in \[0, 1\), got"):
+        _seq2seq().__class__(V, V, d_model=16, num_heads=2, dropout=np.float32(1.5))
+    assert count_parameters(torch.nn.Linear(np.int64(3), 2)) == 8
+
+
+TOKENS = torch.randint(3, V, (2, 4))
+SRC = torch.randint(3, V, (2, 5))
+FLAG_CALLS: dict[str, Callable[[object], object]] = {
+    "return_attention (Transformer)": lambda v: _seq2seq()(SRC, TOKENS, return_attention=v),
+    "return_attention (decoder-only)": lambda v: DecoderOnlyTransformer(
+        V, d_model=16, num_heads=2, num_layers=1, d_ff=32)(TOKENS, return_attention=v),
+    "return_attention (2024 block)": lambda v: ModernDecoderLM(
+        ModernDecoderConfig(V, d_model=16, num_heads=2, d_ff=32, num_layers=1))(TOKENS, return_attention=v),
+    "return_attention (RNN)": lambda v: Seq2SeqRNN(Seq2SeqRNNConfig(V, V, 8, 8))(SRC, TOKENS, return_attention=v),
+    "use_cache": lambda v: _seq2seq().greedy_decode(SRC, 5, 1, 2, use_cache=v),
+    "add_eos": lambda v: Vocab(["猫", "追"]).encode(["猫"], add_eos=v),
+    "stop_at_eos": lambda v: Vocab(["猫", "追"]).decode([4, 2], stop_at_eos=v),
+    "static": lambda v: KVCache(static=v),
+    "trainable_only": lambda v: count_parameters(torch.nn.Linear(2, 2), trainable_only=v),
+}
+
+
+@pytest.mark.parametrize("value", [1, "yes", None])
+@pytest.mark.parametrize("call", FLAG_CALLS, ids=list(FLAG_CALLS))
+def test_a_flag_must_be_a_bool(call: str, value: object) -> None:
+    flag = call.split()[0]
+    with pytest.raises(TypeError, match=rf"^{flag}: expected a bool, got {type(value).__name__}$"):
+        FLAG_CALLS[call](value)
+
+
+def _filled(model: torch.nn.Module) -> list:
+    cache = model.new_cache()
+    model(TOKENS, cache=cache)
+    return cache
+
+
+@pytest.mark.parametrize("heads, width", [(4, 16), (2, 32)])
+def test_a_cache_filled_by_another_model_is_refused_at_the_door(heads: int, width: int) -> None:
+    small = DecoderOnlyTransformer(V, d_model=16, num_heads=2, num_layers=1, d_ff=32)
+    other = DecoderOnlyTransformer(V, d_model=width, num_heads=heads, num_layers=1, d_ff=32)
+    dh = width // heads
+    with pytest.raises(ValueError, match=rf"^cache\[0\]: expected keys of H={heads} heads of width Dh={dh} "
+                                         r"\(this model's\), got H=2, Dh=8"):  # fmt: skip
+        other(TOKENS[:, :1], cache=_filled(small))
+
+
+def test_a_2024_cache_of_other_kv_heads_is_refused_at_the_door() -> None:
+    four = ModernDecoderLM(ModernDecoderConfig(V, d_model=16, num_heads=4, d_ff=32, num_layers=1, num_kv_heads=4))
+    two = ModernDecoderLM(ModernDecoderConfig(V, d_model=16, num_heads=4, d_ff=32, num_layers=1, num_kv_heads=2))
+    with pytest.raises(ValueError, match=r"^cache\[0\]: expected keys of H=2 heads of width Dh=4"):
+        two(TOKENS[:, :1], cache=_filled(four))
+
+
+def test_a_stack_called_alone_refuses_another_models_cache() -> None:
+    narrow = Encoder(1, d_model=16, num_heads=2, d_ff=32)
+    wide = Encoder(1, d_model=16, num_heads=4, d_ff=32)
+    cache = [KVCache()]
+    narrow(torch.randn(2, 3, 16), cache=cache)
+    with pytest.raises(ValueError, match=r"^cache\[0\]: expected keys of H=4 heads of width Dh=4"):
+        wide(torch.randn(2, 1, 16), cache=cache)
+    buffer = io.BytesIO()  # the right model still reads its own cache
+    out, _ = narrow(torch.randn(2, 1, 16), cache=cache)
+    torch.save(out, buffer)
+    assert out.shape == (2, 1, 16) and len(cache[0]) == 4

@@ -1,0 +1,154 @@
+"""Chapter 12's fine-tuning study: an encoder, pre-trained or from scratch, fine-tuned to name an HSK sentence's topic.
+
+The data are chapter 11's HSK sentences in the package's seeded split (:func:`tformer.data.hsk.split_hsk`): the
+characters of each sentence (punctuation included) as ids of a vocabulary with ``<mask>`` at id 4, and the
+sentence's topic as its label. Fine-tuning (:func:`fine_tune`) is the same for both arms: a linear layer on the
+mean of the characters' vectors, AdamW, batches of 32 labelled sentences drawn from a share of the training
+labels, a fixed number of steps, then the accuracy on the test split.
+
+The whole grid (3 seeds x 3 shares of the labels x 2 arms, about a minute and a half of one CPU thread) is run by
+``benchmarks/finetune_hsk_topics.py`` and stored in ``tformer/book/benchmarks/hsk_finetune.json``
+(:func:`load_finetune_record`); the chapter runs one pair of it again and checks that it gives the stored numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from tformer._checks import check_int, check_number, check_type
+from tformer.data.hsk import load_hsk, split_hsk
+from tformer.data.text import PAD_ID, Vocab, pad_sequences
+from tformer.environment import check_device, seed_everything
+from tformer.models import EncoderOnlyTransformer
+
+__all__ = ["FINETUNE_STEPS", "FRACTIONS", "RECORD", "TopicData", "fine_tune", "load_finetune_record", "topic_data",
+           "topic_logits"]  # fmt: skip
+
+FINETUNE_STEPS = 150  # fine-tuning steps of every run, whatever the share of labels
+FRACTIONS = (0.05, 0.2, 1.0)  # shares of the training labels: a twentieth, a fifth, all
+BATCH, LR, WEIGHT_DECAY = 32, 1e-3, 0.01  # one recipe for both arms, tuned for neither
+RECORD = "hsk_finetune.json"  # in tformer/book/benchmarks/
+
+
+@dataclass(frozen=True)
+class TopicData:
+    """HSK sentences as character ids and topic labels.
+
+    Attributes:
+        vocab: ``<mask>`` (id 4), then the training split's characters by falling frequency.
+        topics: the topic names, sorted; a label is an index into it.
+        unlabelled: the pre-training text: the training and validation sentences' ids (no label, no test sentence).
+        x_train, x_test: each sentence's ids (lists of ints).
+        y_train, y_test: int64 tensors ``(N,)`` of topic labels.
+    """
+
+    vocab: Vocab
+    topics: list[str]
+    unlabelled: list[list[int]]
+    x_train: list[list[int]]
+    y_train: Tensor
+    x_test: list[list[int]]
+    y_test: Tensor
+
+    @property
+    def mask_id(self) -> int:
+        """The id of ``<mask>``, what pre-training hides characters behind."""
+        return self.vocab.stoi["<mask>"]
+
+
+def topic_data() -> TopicData:
+    """Load the HSK sentences and build :class:`TopicData` (the vocabulary the shipped encoders were trained with)."""
+    split = split_hsk(load_hsk().sentences)
+    chars = Vocab.build([list(s.chinese) for s in split.train])  # punctuation included
+    vocab = Vocab(["<mask>", *chars.to_list()])  # one extra token, id 4; characters from id 5
+    topics = sorted({s.topic for s in split.train})
+    topic_id = {t: i for i, t in enumerate(topics)}
+
+    def ids(sentences: list) -> list[list[int]]:
+        return [vocab.encode(list(s.chinese)) for s in sentences]
+
+    return TopicData(vocab, topics, ids(split.train + split.validation), ids(split.train),
+                     torch.tensor([topic_id[s.topic] for s in split.train]), ids(split.test),
+                     torch.tensor([topic_id[s.topic] for s in split.test]))  # fmt: skip
+
+
+def topic_logits(model: EncoderOnlyTransformer, chars: Tensor) -> Tensor:
+    """``(B, L)`` ids -> ``(B, topics)`` logits: the mean of the characters' vectors (padding left out), then the
+    model's ``classifier`` (a linear layer, ``EncoderOnlyTransformer(num_classes=...)``).
+
+    Mean pooling is Sentence-BERT's default (Reimers & Gurevych 2019, §3); BERT reads a ``[CLS]`` position instead
+    (Devlin et al. 2019, §3), trained by a second pre-training task this book does not run.
+    """
+    hidden = model.encode(chars)  # (B, L, D)
+    real = (chars != PAD_ID).unsqueeze(-1).float()  # (B, L, 1)
+    return model.classifier((hidden * real).sum(1) / real.sum(1))  # (B, topics)
+
+
+def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data: TopicData, fraction: float,
+              seed: int, *, steps: int = FINETUNE_STEPS, device: str | torch.device = "cpu") -> float:  # fmt: skip
+    """Topic accuracy (%) on the test split after ``steps`` steps on ``fraction`` of the training labels.
+
+    The model is built right after torch's random seed is set to ``seed``, so both arms start from the same
+    weights; ``start`` (a pre-trained encoder, or ``None`` for the control from scratch) then overwrites them.
+    The labelled share and the batches come from a generator seeded with ``1000 + seed``: the same for both
+    arms. Dropout is on while training (``config["dropout"]``), off for the test.
+
+    Args:
+        start: the pre-trained encoder to copy, or ``None``.
+        config: ``EncoderOnlyTransformer`` keyword arguments, ``num_classes`` included.
+        data: from :func:`topic_data`.
+        fraction: share of the training labels, in ``(0, 1]``.
+        seed: the run's seed.
+        steps: fine-tuning steps.
+        device: where to train.
+
+    Returns:
+        The accuracy in percent: 100 x (sentences right) / (test sentences), computed exactly.
+
+    Raises:
+        TypeError: if ``start`` is not an encoder-only model or ``None``, or ``data`` is not a TopicData.
+        ValueError: on a ``fraction`` outside ``(0, 1]``, a negative ``seed``, ``steps`` < 1, or an unknown device.
+    """
+    if start is not None:
+        check_type("start", start, EncoderOnlyTransformer, "an EncoderOnlyTransformer or None")
+    check_type("data", data, TopicData)
+    check_number("fraction", fraction, 0.0, 1.0, open_min=True)
+    check_int("seed", seed, 0)
+    check_int("steps", steps, 1)
+    device = check_device(device, "fine-tuned model")
+    seed_everything(seed)
+    model = EncoderOnlyTransformer(**config)  # the control: random weights
+    if start is not None:
+        model.load_state_dict(start.state_dict())  # the same model, pre-trained
+    model.to(device)
+    g = torch.Generator().manual_seed(1000 + seed)  # the labelled share and batches: the same for both arms
+    labelled = torch.randperm(len(data.x_train), generator=g)[: round(fraction * len(data.x_train))].tolist()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
+    model.train()
+    for _ in range(steps):
+        pick = [labelled[i] for i in torch.randint(len(labelled), (BATCH,), generator=g).tolist()]
+        logits = topic_logits(model, pad_sequences([data.x_train[i] for i in pick]).to(device))  # (B, topics)
+        loss = nn.functional.cross_entropy(logits, data.y_train[pick].to(device))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        guesses = torch.cat([topic_logits(model, pad_sequences(data.x_test[i : i + 200]).to(device)).argmax(-1).cpu()
+                             for i in range(0, len(data.x_test), 200)])  # fmt: skip
+    return 100 * int((guesses == data.y_test).sum()) / len(data.y_test)  # exact: whole sentences, no float32 rounding
+
+
+def load_finetune_record() -> dict[str, Any]:
+    """The grid ``benchmarks/finetune_hsk_topics.py`` stored: settings, and ``accuracy[arm][fraction]`` per seed.
+
+    ``arm`` is ``"pre-trained"`` or ``"scratch"``; ``fraction`` is written as in :data:`FRACTIONS` (``"0.05"``).
+    """
+    path = resources.files("tformer.book.benchmarks") / RECORD
+    return json.loads(path.read_text(encoding="utf-8"))
