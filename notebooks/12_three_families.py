@@ -508,11 +508,11 @@ plt.show()
 # unlabelled text with the masked-token task above (*pre-training*), then add a small classification layer
 # and train the whole model a little on the labelled examples (*fine-tuning*). BERT reported gains with full
 # training sets; whether the first stage lets the second get by with *fewer* labels is the question Howard &
-# Ruder (2018) measured for ULMFiT. We ask it on chapter 11's HSK sentences: classify a sentence's **topic**
+# Ruder (2018) measured for ULMFiT (a pre-trained language model fine-tuned to classify text). We ask it on chapter 11's HSK sentences: classify a sentence's **topic**
 # (19<!-- result: num_topics --> classes, from the data) from its characters, with a twentieth, a fifth or all
 # of the training labels, starting once from an encoder pre-trained on the Chinese text of the training and
-# validation sentences (no labels, no test sentence), once from random weights. The model from scratch is the
-# control.
+# validation sentences (no labels, no test sentence), once from random weights. These are the study's two
+# *arms*, the two ways of starting that it compares; the model from scratch is the control.
 #
 # The package's masked-token code works on characters as section 2's did on words (each character chosen
 # with probability 15%, then BERT's 80/10/10 rule), and `pretrain_mlm` is the training loop around it:
@@ -540,7 +540,8 @@ print(f"{len(topics)} topics; {len(unlabelled):,} unlabelled sentences for pre-t
 # fine-tunes.) Below, the function first runs for a few steps from scratch, to show that the loss falls;
 # then the shipped encoders are loaded and their own records printed, beside two references: ln V, the loss
 # of a uniform guess, and the entropy of the characters' frequencies, about the loss of a guess that ignores
-# the context (a little above it: one target in ten is shown as itself). The short demonstration only gets down to
+# the context. (The masked-token loss can dip a little below that second reference without using the context:
+# one hidden character in ten is shown as itself, and those are easy.) The short demonstration only gets down to
 # about the second (it learns which characters are
 # frequent); getting below it, by using the context, is what the shipped encoders' longer training bought.
 
@@ -576,20 +577,23 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
       f"{-(frequencies * frequencies.log()).sum().item():.2f} nats")  # fmt: skip
 
 # %% [markdown]
-# Fine-tuning is the same for both arms: a linear layer on the mean of the characters' vectors (as
-# mean pooling, Sentence-BERT's default, Reimers & Gurevych 2019; BERT reads an extra `[CLS]` position, trained by a
-# second
-# pre-training task this book does not run), AdamW, batches of 32 labelled sentences, then the topic of each
-# test sentence.
+# Fine-tuning is the same for both arms: the sentence is summarised by the mean of its characters' vectors
+# (*mean pooling*), a linear layer turns that mean into a score per topic, and the whole model trains with AdamW
+# on batches of 32 labelled sentences; then it names the topic of each test sentence. (BERT itself summarises a
+# sentence by one extra position, `[CLS]`, trained by a second pre-training task this book does not run.)
 
 # %%
 show_source(fine_tune, docstrings=False)
 
 # %% [markdown]
-# Three seeds, three shares of the labels and two arms make 18 runs of 150 steps, about a minute and a half of
-# one CPU thread; that grid was run once by `benchmarks/finetune_hsk_topics.py` and ships with the package. Here
-# one pair of it runs again, seed 0 with a fifth of the labels, once pre-trained and once from scratch, and must
-# give the stored numbers.
+# Three seeds, three shares of the labels and two arms make 18 fine-tuning runs of 150<!-- result: finetune_steps -->
+# steps, about a minute and
+# a half of one CPU thread, more than this already long chapter can spend. So the grid was run once, by
+# `benchmarks/finetune_hsk_topics.py` with the function above, and its accuracies ship with the package. Below,
+# one pair of it runs again: seed 2 with a fifth of the labels, the setting of the main claim and its closest
+# call, once pre-trained and once from scratch. It must give the stored numbers (on a CPU; a GPU rounds
+# differently), which shows that this pair of the record came from this code, the seed-2 encoder and these
+# sentences; any other run of the grid can be repeated the same way with `fine_tune`.
 
 # %%
 record = load_finetune_record()
@@ -600,12 +604,14 @@ accuracy = {(arm, float(f), seed): record["accuracy"][arm][f][seed]  # (arm, fra
             for arm in ("pre-trained", "scratch") for f in record["fractions"] for seed in SEEDS}  # fmt: skip
 for fraction in FRACTIONS:
     results.record(f"labelled_{round(100 * fraction)}", round(fraction * len(x_train)))
-again = {"pre-trained": fine_tune(pretrained[0], mlm_config, hsk, 0.2, seed=0, device=device),
-         "scratch": fine_tune(None, mlm_config, hsk, 0.2, seed=0, device=device)}  # fmt: skip
+again = {"pre-trained": fine_tune(pretrained[2], mlm_config, hsk, 0.2, seed=2, device=device),
+         "scratch": fine_tune(None, mlm_config, hsk, 0.2, seed=2, device=device)}  # fmt: skip
 for arm, now in again.items():
-    print(f"seed 0, a fifth of the labels, {arm}: {now:.2f}% now, {accuracy[arm, 0.2, 0]:.2f}% stored")
+    stored = accuracy[arm, 0.2, 2]
     if device.type == "cpu":  # the grid ran on a CPU; a GPU's different rounding may move a few sentences
-        assert abs(now - accuracy[arm, 0.2, 0]) <= 100 / len(x_test) + 1e-9, (arm, now)  # at most one sentence
+        assert abs(now - stored) <= 100 / len(x_test) + 1e-9, (arm, now, stored)  # at most one sentence apart
+    print(f"seed 2, a fifth of the labels, {arm}: stored {stored:.2f}%; run again: "
+          f"{'the same to within one test sentence' if abs(now - stored) <= 100 / len(x_test) + 1e-9 else f'{now:.2f}%'}")
 
 # %%
 print(f"topic accuracy on the test split (%), {len(SEEDS)} seeds; {FINETUNE_STEPS} fine-tuning steps")
@@ -631,28 +637,31 @@ for fraction in FRACTIONS:
     print(f"{100 * fraction:.0f}% of the labels = {round(fraction * len(x_train))} sentences; gain per seed "
           f"(points): {', '.join(f'{g:+.2f}' for g in gains[fraction])}")  # fmt: skip
 # What the text says: ahead on every seed with a fifth of the labels, behind on every seed with all of them
-assert min(gains[0.2]) > 0 and max(gains[1.0]) < 0 and sum(gains[0.05]) > 0
+assert min(gains[0.2]) > 0 and max(gains[1.0]) < 0
 
-fig, ax = plt.subplots(figsize=(6, 3.4))
-for arm, colour in (("pre-trained", "tab:blue"), ("scratch", "tab:grey")):
-    for s in SEEDS:
-        ax.plot([100 * f for f in FRACTIONS], [accuracy[arm, f, s] for f in FRACTIONS], "o-", color=colour,
-                alpha=0.6, label=arm if s == SEEDS[0] else None)  # fmt: skip
-ax.axhline(majority, color="black", linestyle=":", label="most frequent topic")
-ax.set(xscale="log", xlabel="labelled training sentences (%)", ylabel="topic accuracy on test (%)",
-       title="Fine-tuning with few labels: pre-trained vs from scratch (3 seeds each)")  # fmt: skip
-ax.set_xticks([5, 20, 100], ["5", "20", "100"])
-ax.legend()
+fig, ax = plt.subplots(figsize=(6, 3.2))  # the gain per seed: pre-trained minus scratch, same seed
+shares = [100 * f for f in FRACTIONS]
+ax.axhspan(-sampling_sd, sampling_sd, color="tab:grey", alpha=0.2,
+           label=f"± {sampling_sd:.1f} points: the standard error of one accuracy on {len(x_test)} sentences")  # fmt: skip
+ax.axhline(0, color="black", linewidth=0.8)
+for s_i, seed in enumerate(SEEDS):
+    ax.plot(shares, [gains[f][s_i] for f in FRACTIONS], "o-", alpha=0.8, label=f"seed {seed}")
+ax.set(xscale="log", xlabel="labelled training sentences (%)", ylabel="pre-trained − scratch (points)",
+       title="What pre-training adds to the topic accuracy, per seed")  # fmt: skip
+ax.set_xticks(shares, ["5", "20", "100"])
+ax.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
 # With a fifth of the labels (693<!-- result: labelled_20 --> sentences) the pre-trained encoder scored higher
 # in all three runs (30.3%<!-- result: pre_20 --> against 27.2%<!-- result: scratch_20 --> on average); with all
-# the labels it scored lower in all three; with a twentieth, mixed. Every gap is within the test set's own
-# noise, and with a twentieth, where ULMFiT's gain was largest, there is none to see: no measured benefit.
-# Why pre-training cost a little with all the labels was not tested (the fixed 150<!-- result: finetune_steps -->
-# fine-tuning
-# steps and a learning rate higher than BERT's are candidates). All scores are far from solved (though far above always
+# the labels it scored lower in all three; with a twentieth, mixed (the figure). Yet these gaps are small against
+# the test set's own noise: one accuracy measured on 400 sentences has a standard error of about two points (the
+# band in the figure), the difference of two accuracies a larger one, and the largest gap is
+# 5.00<!-- result: gain_20.max --> points, so none of them is a clear signal; and with a twentieth, where
+# ULMFiT's gain was largest, there is none to see: no measured benefit. Why pre-training cost a little with all
+# the labels was not tested (the fixed 150<!-- result: finetune_steps --> fine-tuning steps and a learning rate
+# higher than BERT's are candidates). All scores are far from solved (though far above always
 # answering the most frequent topic, 8.3%<!-- result: majority_topic -->). So this small run shows how BERT's recipe
 # is carried out, not its power: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1),
 # while here the unlabelled text is the labelled text plus 400 sentences, so pre-training can add little
@@ -670,7 +679,7 @@ plt.show()
 # **The grid.** `benchmarks/finetune_hsk_topics.py` ran the 18 fine-tuning runs on one CPU thread
 # (99<!-- result: finetune_grid_cpu_s --> CPU seconds) and stored their accuracies in
 # `tformer/book/benchmarks/hsk_finetune.json`; the table above is read from that record. The pair run again above
-# (seed 0, a fifth of the labels, both arms) must match it to within one test sentence on a CPU, and did.
+# (seed 2, a fifth of the labels, both arms) must match it to within one test sentence on a CPU, and did.
 #
 # **The arms.** Three seeds: seed s fine-tunes the encoder pre-trained with seed s, and its control starts
 # from the same starting weights as its partner (both are built right after torch's random seed is set to s). The two
@@ -872,7 +881,7 @@ for name, colour in (("Transformer", "tab:blue"), ("LSTM", "tab:orange")):
         ax.plot(range(1, len(smooth) + 1), smooth, color=colour, alpha=0.7, label=name if k == 0 else None)
 ax.axhline(bigram, color="black", linestyle=":", label="bigram model (validation)")
 ax.set(xlabel="training step", ylabel="training loss (nats per character)", ylim=(1.5, 4.5),
-       title=f"Two character models given the same time, {len(SEEDS)} seeds each")
+       title=f"Two character models given about the same time, {len(SEEDS)} seeds each")
 ax.legend(fontsize=8)
 plt.show()
 # %% [markdown]
@@ -889,19 +898,19 @@ plt.show()
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
-# After 200<!-- result: lm_tf_steps --> steps (11.2<!-- result: lm_tf_seconds.min -->–14.6<!-- result:
+# After 200<!-- result: lm_tf_steps --> steps (13.6<!-- result: lm_tf_seconds.min -->–15.8<!-- result:
 # lm_tf_seconds.max --> s of CPU time per run; the figure moves from run to run, as even CPU time slows
 # under load), the Transformer reaches
 # 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> nats per character over three seeds,
 # 0.040<!-- result: gpt_gain.min -->–0.069<!-- result: gpt_gain.max --> below the bigram model (below it for
-# every seed, asserted). The LSTM reaches 1.975<!-- result: lstm_nats.min -->–2.003<!-- result: lstm_nats.max -->,
-# each seed below the Transformer of the same seed (asserted), by 0.322<!-- result: lstm_lead.min -->–0.376<!--
+# every seed, asserted). The LSTM reaches 1.924<!-- result: lstm_nats.min -->–1.951<!-- result: lstm_nats.max -->,
+# each seed below the Transformer of the same seed (asserted), by 0.370<!-- result: lstm_lead.min -->–0.427<!--
 # result: lstm_lead.max --> nats. These LSTM figures move by a few hundredths from one run of the notebook to
 # the next, because its step count comes from a timing: by the median of the timing rounds an LSTM step
-# costs 1.47<!-- result: lm_lstm_step_cost --> Transformer steps; the runs' own times give
-# 1.31<!-- result: lstm_step_cost.min -->–1.78<!-- result: lstm_step_cost.max -->, so the LSTM trained for
-# 12.9<!-- result: lm_lstm_seconds.min -->–13.5<!-- result: lm_lstm_seconds.max --> s, 89<!-- result:
-# lstm_time_share.min -->–121%<!-- result: lstm_time_share.max --> of the Transformer's time with the same seed. That
+# costs 1.34<!-- result: lm_lstm_step_cost --> Transformer steps; the runs' own times give
+# 1.23<!-- result: lstm_step_cost.min -->–1.58<!-- result: lstm_step_cost.max -->, so the LSTM trained for
+# 14.5<!-- result: lm_lstm_seconds.min -->–17.7<!-- result: lm_lstm_seconds.max --> s, 91<!-- result:
+# lstm_time_share.min -->–118%<!-- result: lstm_time_share.max --> of the Transformer's time with the same seed. That
 # imbalance is too small to explain the lead: over the whole second half of its budget the Transformer's
 # training loss fell by less than the LSTM's smallest lead (asserted). Why the LSTM wins here was not tested;
 # the LSTM is ahead at equal steps too (the figure), so it is not its speed; candidates: it needs no positions, while

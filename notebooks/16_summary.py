@@ -228,9 +228,9 @@ print(f"memory growth exponent: RNN {mem_slope['RNN']:.2f}, Transformer {mem_slo
 # | parameters per layer, d = 512 ([ch. 01](01_rnn_baselines.ipynb), [ch. 09](09_transformer_block.ipynb)) | 525,312<!-- result: params_rnn_512 --> | 2,101,248<!-- result: params_lstm_512 --> | 1,575,936<!-- result: params_gru_512 --> | 3,152,384<!-- result: params_transformer_512 --> |
 # | gradient fade, decades per step back ([ch. 01](01_rnn_baselines.ipynb); §2 here, a different quantity) | −0.338<!-- result: slope_rnn --> | −0.222<!-- result: slope_lstm --> | −0.204<!-- result: slope_gru --> | +0.001<!-- result: attention_slope --> (one hop, flat by construction) |
 # | recall at distance 40, % (chance 25) ([ch. 01](01_rnn_baselines.ipynb)) | 23.0<!-- result: recall_rnn.min -->–27.1<!-- result: recall_rnn.max --> | 23.7<!-- result: recall_lstm.min -->–27.5<!-- result: recall_lstm.max --> | 49.2<!-- result: recall_gru.min -->–100.0<!-- result: recall_gru.max --> | not run |
-# | translation, exact match %, about equal time ([ch. 10](10_encoder_decoder.ipynb)) | — | — | 4<!-- result: em_bahdanau.min -->–22<!-- result: em_bahdanau.max --> (with attention) | 69<!-- result: em_tf_same_time.min -->–78<!-- result: em_tf_same_time.max --> |
+# | translation, exact match %, about equal time ([ch. 10](10_encoder_decoder.ipynb)) | — | — | 25<!-- result: em_bahdanau.min -->–44<!-- result: em_bahdanau.max --> (with attention) | 69<!-- result: em_tf_same_time.min -->–78<!-- result: em_tf_same_time.max --> |
 # | longest sentences, exact match %, same steps ([ch. 02](02_seq2seq_bottleneck.ipynb)) | — | — | 0<!-- result: fixed_long --> fixed context, 82<!-- result: attn_long --> with attention | — |
-# | next character, nats, about equal time ([ch. 12](12_three_families.ipynb)) | — | 1.975<!-- result: lstm_nats.min -->–2.003<!-- result: lstm_nats.max --> | — | 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> |
+# | next character, nats, about equal time ([ch. 12](12_three_families.ipynb)) | — | 1.924<!-- result: lstm_nats.min -->–1.951<!-- result: lstm_nats.max --> | — | 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> |
 # | peak memory, exponent of n: an RNN layer against the self-attention core ([ch. 13](13_complexity.ipynb)) | 1.00<!-- result: mem_slope_rnn --> | — | — | 1.91<!-- result: mem_slope_att --> |
 # | 16-layer stack: 99% accuracy by step ([ch. 09](09_transformer_block.ipynb)) | — | — | — | 175<!-- result: depth_steps_pre --> (pre-norm; post-norm later) |
 #
@@ -277,7 +277,7 @@ print(f"memory growth exponent: RNN {mem_slope['RNN']:.2f}, Transformer {mem_slo
 # The measured rows are loaded from each chapter's recorded results (`Results.quote`), never typed in, and
 # the facts the text relies on are asserted in the cell: the RNN and the LSTM at chance in the recall task
 # on every seed and the GRU above it; the Transformer ahead of the attention GRU for every seed, paired by
-# seed, in chapter 10's race, by 51<!-- result: em_tf_gap.min -->–74<!-- result: em_tf_gap.max --> points
+# seed, in chapter 10's race, by 29<!-- result: em_tf_gap.min -->–50<!-- result: em_tf_gap.max --> points
 # (sentences of at most 10<!-- result: race_max_words --> words, about equal measured training time); the
 # LSTM ahead of the Transformer on every seed in chapter 12's race, both below a bigram model's
 # 2.391<!-- result: bigram_nats --> nats; chapter 09's slowest pre-norm seed at 99% before its fastest

@@ -201,15 +201,18 @@ print(f"validation loss {val_nats:.1f} nats per character, {below_unigram:.1f} b
 assert final < unigram - 0.5, (final, unigram)  # well below the unigram model, not a lucky wobble
 
 # %% [markdown]
-# The loss falls steeply at first, through the unigram line, and keeps falling to the end, where the model
+# The loss falls steeply at first, through the unigram line, then ever more slowly, flattening over the last steps as
+# the learning rate runs down to zero; at the end the model
 # is about 1.1<!-- result: below_unigram --> nats per character below the unigram model.
 # What did it learn? Let it write. The model first reads a newline (a poem begins), then at each step scores
 # every character; one is chosen (§3 explains how) and fed back, through chapter 10's key/value cache, so only
-# the new character is computed; until it writes the newline that ends a poem. This is the whole of
-# "generation". `continue_poem` takes the model with its characters in a `ShippedPoet`, the bundle in which the
-# book also ships a trained copy (§5), and hands the loop to the package's `generate`, telling it to stop at the
-# newline (`stop_id`) and never to choose one of the four special tokens (`banned_ids`), which no training target
-# ever was:
+# the new character is computed. This repeats until it writes the newline that ends a poem, and it is the whole
+# of "generation". The package's `tformer.decoding.generate` runs that loop (it is what chapter 12's
+# `gpt.generate` calls): given a model, the ids so far and the most new tokens allowed (here, what is left of
+# the 64-character context), it scores, chooses, appends and repeats. `continue_poem` takes the model with its
+# characters in a `ShippedPoet`, the bundle in which the book also ships a trained copy (§5), and calls
+# `generate`, telling it to stop at the newline (`stop_id`) and never to choose one of the four special tokens
+# (`banned_ids`), which no training target ever was:
 
 # %%
 from tformer.book.playground import continue_poem

@@ -52,8 +52,16 @@ __all__ = [
     "is_int",
     "is_number",
     "plain_numbers",
+    "type_name",
     "values_are_cheap",
 ]
+
+
+def type_name(value: object) -> str:
+    """The name an error message gives ``value``'s type: ``float``, or ``numpy.bool`` for a NumPy scalar (whose bare
+    name, ``bool`` or ``float32``, would read like the Python type it is not)."""
+    kind = type(value)
+    return f"numpy.{kind.__name__}" if kind.__module__ == "numpy" else kind.__name__
 
 
 def is_int(value: object) -> bool:
@@ -169,7 +177,7 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
         ValueError: if ``value`` is outside ``[minimum, maximum]``.
     """
     if not is_int(value):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+        raise TypeError(f"{name}: expected an int, got {type_name(value)}")
     value = int(value)  # type: ignore[call-overload]
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
         if maximum is not None:
@@ -207,7 +215,7 @@ def check_number(
         ValueError: if it lies outside the interval; the message writes the interval, e.g. ``[0, 1)``.
     """
     if not is_number(value):
-        raise TypeError(f"{name}: expected a number, got {type(value).__name__}")
+        raise TypeError(f"{name}: expected a number, got {type_name(value)}")
     above = minimum is None or (value > minimum if open_min else value >= minimum)
     below = maximum is None or (value < maximum if open_max else value <= maximum)
     if not (above and below):
@@ -237,7 +245,7 @@ def check_bool(name: str, value: object) -> bool:
         TypeError: if ``value`` is not a bool.
     """
     if not isinstance(value, bool):
-        raise TypeError(f"{name}: expected a bool, got {type(value).__name__}")
+        raise TypeError(f"{name}: expected a bool, got {type_name(value)}")
     return value
 
 
@@ -261,7 +269,7 @@ def check_type(name: str, value: object, kind: type | tuple[type, ...], what: st
         if what is None:
             kinds = kind if isinstance(kind, tuple) else (kind,)
             what = " or ".join(k.__name__ for k in kinds)
-        raise TypeError(f"{name}: expected {what}, got {type(value).__name__}")
+        raise TypeError(f"{name}: expected {what}, got {type_name(value)}")
     return value
 
 
@@ -491,28 +499,36 @@ def check_tokens(name: str, tokens: object, vocab_size: int, limit: int | None, 
 # ---------------------------------------------------------------- generation (tformer.decoding)
 
 
-def check_stop_and_banned(stop_id: object, banned_ids: object, vocab_size: int) -> list[int]:
+def check_stop_and_banned(stop_id: object, banned_ids: object, vocab_size: int, pad_id: int | None = None) -> list[int]:
     """Check a generator's ``stop_id`` (None or an id in ``[0, V)``) and ``banned_ids`` (ids in ``[0, V)``, never
-    ``stop_id``, leaving at least one id to choose); return the banned ids as a sorted list without repeats.
+    ``stop_id``, leaving at least one id to choose); return the ids never to write, ``pad_id`` (when not None)
+    among them, as a sorted list without repeats.
 
     Raises:
         TypeError: ``stop_id`` not an int or None; ``banned_ids`` not a collection of ints (a str, a tensor, a
             float among them).
-        ValueError: an id outside ``[0, V)``, ``stop_id`` among the banned ids, or every id banned.
+        ValueError: an id outside ``[0, V)``, ``stop_id`` banned or equal to ``pad_id`` (a stop that could never be
+            written), or every id banned (padding counted).
     """
     if stop_id is not None:
         check_int("stop_id", stop_id, 0, vocab_size - 1)
-    if isinstance(banned_ids, (str, bytes, Tensor)) or not isinstance(banned_ids, Collection):
+    if isinstance(banned_ids, (str, bytes, Tensor, dict)) or not isinstance(banned_ids, Collection) or (
+        getattr(banned_ids, "ndim", 1) == 0  # a 0-d NumPy array is a Collection that cannot be iterated
+    ):
         raise TypeError(f"banned_ids: expected a collection of int ids, got {type(banned_ids).__name__}")
     banned = []
     for i, value in enumerate(banned_ids):
         banned.append(check_int(f"banned_ids[{i}]", value, 0, vocab_size - 1))
-    banned = sorted(set(banned))
+    if stop_id is not None and stop_id == pad_id:
+        raise ValueError(f"stop_id: expected an id other than pad_id={pad_id} (padding is never written), got {stop_id}")
+    banned = sorted(set(banned) | ({pad_id} if pad_id is not None else set()))
     if stop_id is not None and stop_id in banned:
         raise ValueError(f"banned_ids: expected ids other than stop_id={stop_id} (a stop that can never be written), "
                          f"got {banned_ids!r:.60}")  # fmt: skip
     if len(banned) >= vocab_size:
-        raise ValueError(f"banned_ids: expected at least one of the V={vocab_size} ids left to choose, got all of them")
+        padding = "" if pad_id is None else f" besides pad_id={pad_id}"
+        raise ValueError(f"banned_ids: expected at least one of the V={vocab_size} ids left to choose{padding}, "
+                         f"got all of them banned")
     return banned
 
 

@@ -167,8 +167,8 @@ class MultiHeadAttention(nn.Module):
         alibi: bool = False,
     ) -> None:
         super().__init__()
-        check_int("d_model", d_model, 1)
-        check_int("num_heads", num_heads, 1)
+        d_model = check_int("d_model", d_model, 1)
+        num_heads = check_int("num_heads", num_heads, 1)
         check_divisible("d_model", d_model, "num_heads", num_heads)
         dropout = check_probability("dropout", dropout)
         self_dh = d_model // num_heads

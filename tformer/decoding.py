@@ -362,15 +362,13 @@ def generate(
             ``banned_ids`` not a collection of ints, or ``generator`` not a ``torch.Generator``.
     """
     check_flags(use_cache=use_cache)
-    check_int("max_new_tokens", max_new_tokens, 0)
+    max_new_tokens = check_int("max_new_tokens", max_new_tokens, 0)
     check_sampling(temperature, top_k, top_p, generator)
     check_tokens("prompt", prompt, model.vocab_size, None)
-    banned = check_stop_and_banned(stop_id, banned_ids, model.vocab_size)
     pad_id = model.pad_id
+    banned = check_stop_and_banned(stop_id, banned_ids, model.vocab_size, pad_id)  # padding included: never a token
     if pad_id is not None and bool((prompt == pad_id).any()):
         raise ValueError(f"prompt: expected no padding (pad_id={pad_id}), got a prompt that contains it")
-    if pad_id is not None and pad_id not in banned:
-        banned.append(pad_id)  # padding, never a token
     stopped = torch.zeros(prompt.shape[0], dtype=torch.bool, device=prompt.device)  # (B,): wrote stop_id
     window = model.position_limit
     tokens, step_input = prompt, prompt
@@ -405,7 +403,7 @@ class CachedGenerationMixin:
     """
 
     def generate(self, prompt: Tensor, max_new_tokens: int, **options: Any) -> Tensor:
-        """Extend ``prompt`` by ``max_new_tokens`` tokens: :func:`generate` with this model. ``options`` are its
+        """Extend ``prompt`` by up to ``max_new_tokens`` tokens: :func:`generate` with this model. ``options`` are its
         keywords (``use_cache``, ``temperature``, ``top_k``, ``top_p``, ``generator``, ``stop_id``, ``banned_ids``);
         shapes and errors are its own."""
         return generate(self, prompt, max_new_tokens, **options)

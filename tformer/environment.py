@@ -61,7 +61,7 @@ def seed_everything(seed: int) -> None:
         TypeError: if ``seed`` is not an ``int``.
         ValueError: if ``seed`` is negative.
     """
-    check_int("seed", seed, 0)
+    seed = check_int("seed", seed, 0)
     random.seed(seed)
     np.random.seed(seed % 2**32)  # noqa: NPY002 -- seeding the legacy global generator is the point
     torch.manual_seed(seed)  # also seeds every CUDA device

@@ -65,8 +65,8 @@ class FeedForward(nn.Module):
     ) -> None:
         super().__init__()
         check_choice("activation", activation, sorted(_ACTIVATIONS))
-        check_int("d_model", d_model, 1)
-        check_int("d_ff", d_ff, 1)
+        d_model = check_int("d_model", d_model, 1)
+        d_ff = check_int("d_ff", d_ff, 1)
         dropout = check_probability("dropout", dropout)
         check_bool("bias", bias)
         self.d_model = d_model
@@ -421,7 +421,7 @@ class Encoder(nn.Module):
         alibi: bool = False,
     ) -> None:
         super().__init__()
-        check_int("num_layers", num_layers, 1)
+        num_layers = check_int("num_layers", num_layers, 1)
         check_bool("norm_first", norm_first)
         check_bool("bias", bias)
         self.layers = nn.ModuleList(
@@ -450,7 +450,9 @@ class Encoder(nn.Module):
         """
         if not checked:
             attn = self.layers[0].self_attn
-            check_cache_count(cache, len(self.layers), "one KVCache per layer", heads=(attn.num_heads, attn.head_dim))
+            batch = x.shape[0] if isinstance(x, Tensor) and x.dim() == 3 else None  # else check_inputs says
+            check_cache_count(cache, len(self.layers), "one KVCache per layer", heads=(attn.num_heads, attn.head_dim),
+                              batch=batch)
             self.layers[0].check_inputs(x, mask, cache=None if cache is None else cache[0], positions=positions)
         all_weights = []
         for i, layer in enumerate(self.layers):
@@ -492,7 +494,7 @@ class Decoder(nn.Module):
         alibi: bool = False,
     ) -> None:
         super().__init__()
-        check_int("num_layers", num_layers, 1)
+        num_layers = check_int("num_layers", num_layers, 1)
         check_bool("norm_first", norm_first)
         check_bool("bias", bias)
         self.layers = nn.ModuleList(
@@ -526,8 +528,10 @@ class Decoder(nn.Module):
         """
         if not checked:
             attn = self.layers[0].self_attn
+            shaped = isinstance(x, Tensor) and x.dim() == 3 and isinstance(memory, Tensor) and memory.dim() == 3
             check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)",
-                              kinds=(False, True), heads=(attn.num_heads, attn.head_dim))
+                              kinds=(False, True), heads=(attn.num_heads, attn.head_dim),
+                              batch=x.shape[0] if shaped else None, memory_length=memory.shape[1] if shaped else None)
             self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.layers):

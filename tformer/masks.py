@@ -104,7 +104,7 @@ def padding_mask_from_tokens(tokens: Tensor, pad_id: int) -> Tensor:
         ValueError: if ``tokens`` is not 2-D.
     """
     check_tensor("tokens", tokens, "int", "(B, S)")
-    check_int("pad_id", pad_id)
+    pad_id = check_int("pad_id", pad_id)
     return tokens != pad_id  # (B, S)
 
 

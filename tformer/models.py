@@ -110,7 +110,7 @@ def _check_sizes(pad_id: int | None = None, **sizes: object) -> None:
         check_int(name, value, 1)
     vocabularies = [v for k, v in sizes.items() if k.endswith("vocab_size")]
     if pad_id is not None and not vocabularies:  # ModelConfig alone: no vocabulary to check the id against
-        check_int("pad_id", pad_id, 0)
+        pad_id = check_int("pad_id", pad_id, 0)
     elif pad_id is not None:
         vocab = min(vocabularies)
         if not 0 <= check_int("pad_id", pad_id) < vocab:

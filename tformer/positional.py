@@ -99,7 +99,7 @@ class SinusoidalPositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
         super().__init__()
         self.d_model = check_int("d_model", d_model, 1)
-        check_int("max_len", max_len, 0)
+        max_len = check_int("max_len", max_len, 0)
         self.dropout = nn.Dropout(dropout)
         table = sinusoidal_positional_encoding(max_len, d_model, dtype=torch.float64)
         self.register_buffer("pe", table, persistent=False)  # (max_len, D)
@@ -152,8 +152,8 @@ class LearnedPositionalEmbedding(nn.Module):
         self.d_model = check_int("d_model", d_model, 1)
         if not is_number(std):
             raise TypeError(f"std: expected a positive number, got {type(std).__name__}")
-        if not std > 0:
-            raise ValueError(f"std: expected a positive number, got {std}")
+        if not 0 < std < float("inf"):  # also refuses NaN; inf would fill the table with ±inf
+            raise ValueError(f"std: expected a finite positive number, got {std}")
         self.embedding = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.embedding.weight, mean=0.0, std=std)
 

@@ -380,14 +380,15 @@ def test_record_runs_derives_the_band_from_the_spread(tmp_path: Path) -> None:
     results = Results("99_demo", directory=tmp_path)
     runs = results.record_runs("acc", [96.0, 97.0, 98.5])
     assert runs.mean == pytest.approx(97.1666666667) and runs.spread == pytest.approx(1.3333333333)
-    assert str(runs) == "mean 97.17, min–max 96–98.5 over 3 runs"
+    assert str(runs) == "96–98.5 over 3 runs (mean 97.17)"
+    assert str(results.record_runs("words", [36041.0, 36180.0, 36342.0])) == "36,041–36,342 over 3 runs (mean 36,188)"
     entries = results.entries
     assert entries["acc"] == {"value": pytest.approx(97.16666667), "tol": pytest.approx(1.3333333333)}
     assert entries["acc.min"] == {"value": 96.0, "tol": None} and entries["acc.max"] == {"value": 98.5, "tol": None}
     assert entries["acc.runs"] == {"value": 3.0, "tol": None}
     # RoPE at length 128 over five seeds: the runs disagree too much for one number, so only the range is recorded.
     wide = results.record_runs("rope_128", [69.0, 96.5, 99.7, 80.0, 91.0])
-    assert not wide.quotable and "rope_128" not in results.entries and "quote the range" in str(wide)
+    assert not wide.quotable and "rope_128" not in results.entries and str(wide) == "69–99.7 over 5 runs"
     assert results.entries["rope_128.min"]["value"] == 69.0
     with pytest.raises(ValueError, match="values: expected at least 2 runs for 'one', got 1"):
         results.record_runs("one", [1.0])

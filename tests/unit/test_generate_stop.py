@@ -69,6 +69,9 @@ def test_banned_ids_with_sampling_and_without_the_cache(model: DecoderOnlyTransf
         ({"banned_ids": [-1]}, ValueError, rf"^banned_ids\[0\]: expected an int in \[0, {V - 1}\], got -1$"),
         ({"banned_ids": [4], "stop_id": 4}, ValueError, r"^banned_ids: expected ids other than stop_id=4"),
         ({"banned_ids": range(V)}, ValueError, rf"^banned_ids: expected at least one of the V={V} ids left"),
+        ({"banned_ids": range(1, V)}, ValueError, r"^banned_ids: expected at least one .* left to choose besides pad_id=0"),
+        ({"stop_id": 0}, ValueError, r"^stop_id: expected an id other than pad_id=0 \(padding is never written\), got 0$"),
+        ({"banned_ids": {3: "x"}}, TypeError, r"^banned_ids: expected a collection of int ids, got dict$"),
     ],
 )
 def test_generate_names_a_bad_stop_or_ban(model: DecoderOnlyTransformer, kwargs: dict, error: type,

@@ -63,7 +63,7 @@ def test_save_checkpoint_names_a_model_that_is_not_a_module(tmp_path) -> None:
 
 @pytest.mark.parametrize("value", [np.bool_(True), True])
 def test_a_bool_is_never_a_size(value: object) -> None:
-    with pytest.raises(TypeError, match=r"^d_model: expected an int, got (bool|bool_)$"):
+    with pytest.raises(TypeError, match=r"^d_model: expected an int, got (bool|numpy\.bool)$"):
         Transformer(V, V, d_model=value)
 
 
@@ -132,3 +132,77 @@ def test_a_stack_called_alone_refuses_another_models_cache() -> None:
     out, _ = narrow(torch.randn(2, 1, 16), cache=cache)
     torch.save(out, buffer)
     assert out.shape == (2, 1, 16) and len(cache[0]) == 4
+
+
+def test_numpy_seeds_reach_the_random_generators_as_ints() -> None:
+    from tformer.data.tasks import copy_task
+    from tformer.data.text import bucket_batches
+    from tformer.environment import seed_everything
+
+    seed_everything(np.int64(3))
+    first = torch.rand(1)
+    seed_everything(3)
+    assert torch.equal(first, torch.rand(1))
+    assert bucket_batches([3, 1, 2, 5], 2, seed=np.int64(1)) == bucket_batches([3, 1, 2, 5], 2, seed=1)
+    assert copy_task(4, 3, num_symbols=5, seed=np.int64(2)) == copy_task(4, 3, num_symbols=5, seed=2)
+    with pytest.raises(TypeError, match=r"^seed: expected an int, got NoneType$"):
+        bucket_batches([3, 1], 1, seed=None)
+
+
+def test_numpy_sizes_do_not_overflow_in_the_cost_formulas() -> None:
+    from tformer.analysis.parallelism import tensor_parallel_all_reduce_elements
+    from tformer.variants.modern_block import modern_lm_parameter_count
+
+    i = np.int32
+    assert modern_lm_parameter_count(i(32000), i(4096), i(32), i(32), i(32), i(11008)) == modern_lm_parameter_count(
+        32000, 4096, 32, 32, 32, 11008) == 6_738_415_616  # Llama 2 7B; np.int32 arithmetic would wrap around
+    assert tensor_parallel_all_reduce_elements(i(1024), i(8192), i(8192), backward=True) == (
+        tensor_parallel_all_reduce_elements(1024, 8192, 8192, backward=True))
+
+
+def test_more_flags_must_be_bools() -> None:
+    from tformer.variants.efficient import LinearAttention
+
+    rnn = Seq2SeqRNN(Seq2SeqRNNConfig(V, V, 8, 8))
+    with pytest.raises(TypeError, match=r"^return_attention: expected a bool, got str$"):
+        rnn.greedy_decode(SRC, 3, 1, 2, return_attention="yes")
+    with pytest.raises(TypeError, match=r"^bias: expected a bool, got NoneType$"):
+        LinearAttention(16, 2, bias=None)
+    with pytest.raises(TypeError, match=r"^add_bos: expected a bool, got numpy.bool$"):
+        Vocab(["猫"]).encode(["猫"], add_bos=np.bool_(True))
+
+
+def test_a_decoder_stack_called_alone_refuses_a_cache_of_another_memory() -> None:
+    from tformer.layers import Decoder
+
+    decoder = Decoder(1, d_model=16, num_heads=2, d_ff=32).eval()
+    cache = [(KVCache(), KVCache(static=True))]
+    decoder(torch.randn(2, 3, 16), torch.randn(2, 5, 16), cache=cache)
+    with pytest.raises(ValueError, match=r"^cache\[0\]: expected a cross-attention cache filled from a memory of S=7"):
+        decoder(torch.randn(2, 1, 16), torch.randn(2, 7, 16), cache=cache)  # it used to answer for the old memory
+
+
+def test_padding_refuses_ids_that_are_not_ints() -> None:
+    from tformer.data.text import pad_sequences
+
+    with pytest.raises(TypeError, match=r"^sequences\[0\]: expected a sequence of int ids, got \[1.7, 2.2\]$"):
+        pad_sequences([[1.7, 2.2]])  # used to become [1, 2]
+    with pytest.raises(ValueError, match=r"^pad_id: expected a non-negative int, got -1$"):
+        pad_sequences([[1], [1, 2]], pad_id=-1)
+    assert pad_sequences([[np.int64(4)], [5, 6]]).tolist() == [[4, 0], [5, 6]]
+
+
+def test_checkpoint_extras_hold_python_numbers(tmp_path) -> None:
+    path = tmp_path / "m.pt"
+    save_checkpoint(path, _seq2seq(), extra={"lr": np.float32(0.5), "sizes": [np.int64(3)], "note": "x"})
+    extra = torch.load(path, weights_only=True)["extra"]
+    assert extra == {"lr": 0.5, "sizes": [3], "note": "x"} and type(extra["sizes"][0]) is int
+    with pytest.raises(TypeError, match=r"^extra\['when'\]: expected tensors, numbers"):
+        save_checkpoint(path, _seq2seq(), extra={"when": object()})
+
+
+def test_a_learned_table_refuses_an_infinite_std() -> None:
+    from tformer.positional import LearnedPositionalEmbedding
+
+    with pytest.raises(ValueError, match=r"^std: expected a finite positive number, got inf$"):
+        LearnedPositionalEmbedding(8, 16, std=float("inf"))

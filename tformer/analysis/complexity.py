@@ -187,7 +187,7 @@ def sequential_operations(layer: str, n: int) -> int:
     Raises:
         ValueError: if ``layer`` is not ``"self_attention"``, ``"rnn"`` or ``"conv"``; see ``n``.
     """
-    check_int("n", n, 1)
+    n = check_int("n", n, 1)
     return n if _layer(layer) == "rnn" else 1
 
 
@@ -204,13 +204,13 @@ def maximum_path_length(layer: str, n: int, *, k: int = 3, dilated: bool = False
         ValueError: on an unknown ``layer``, ``n < 1``, or ``k < 2`` for convolutions.
     """
     check_flags(dilated=dilated)
-    check_int("n", n, 1)
+    n = check_int("n", n, 1)
     layer = _layer(layer)
     if layer == "self_attention":
         return 1
     if layer == "rnn":
         return n - 1
-    check_int("k", k, 2)  # a convolution of width 1 never mixes positions
+    k = check_int("k", k, 2)  # a convolution of width 1 never mixes positions
     if not dilated:
         return -(-(n - 1) // (k - 1))
     layers, field = 0, 1
@@ -279,8 +279,8 @@ def median_times(
     for i, fn in enumerate(fns):
         if not callable(fn):
             raise TypeError(f"fns[{i}]: expected a callable, got {type(fn).__name__}")
-    check_int("repeats", repeats, 1)
-    check_int("warmup", warmup, 0)
+    repeats = check_int("repeats", repeats, 1)
+    warmup = check_int("warmup", warmup, 0)
     read = make_clock(clock, device)  # synchronises with a GPU before each reading
     for _ in range(warmup):
         for fn in fns:

@@ -96,11 +96,11 @@ def training_memory_bytes(
         TypeError/ValueError: if a count is not a positive int (``optimizer_bytes`` may be 0), or ``strategy``
             is not one of :data:`STRATEGIES`.
     """
-    check_int("num_params", num_params, 1)
-    check_int("num_devices", num_devices, 1)
-    check_int("param_bytes", param_bytes, 1)
-    check_int("grad_bytes", grad_bytes, 1)
-    check_int("optimizer_bytes", optimizer_bytes, 0)
+    num_params = check_int("num_params", num_params, 1)
+    num_devices = check_int("num_devices", num_devices, 1)
+    param_bytes = check_int("param_bytes", param_bytes, 1)
+    grad_bytes = check_int("grad_bytes", grad_bytes, 1)
+    optimizer_bytes = check_int("optimizer_bytes", optimizer_bytes, 0)
     stage = STRATEGIES.index(_check_strategy(strategy))  # 0 for DDP, else the ZeRO stage
     n = num_devices
     return MemoryBreakdown(
@@ -122,8 +122,8 @@ def communication_elements(num_params: int, strategy: Strategy, num_devices: int
     Raises:
         TypeError/ValueError: as :func:`training_memory_bytes`.
     """
-    check_int("num_params", num_params, 1)
-    check_int("num_devices", num_devices, 1)
+    num_params = check_int("num_params", num_params, 1)
+    num_devices = check_int("num_devices", num_devices, 1)
     passes = 3 if _check_strategy(strategy) == "zero3" else 2
     return passes * (num_devices - 1) / num_devices * num_params
 
@@ -140,8 +140,8 @@ def tensor_parallel_all_reduce_elements(batch: int, length: int, d_model: int, *
         TypeError/ValueError: if a size is not a positive int.
     """
     check_flags(backward=backward)
-    for name, value in (("batch", batch), ("length", length), ("d_model", d_model)):
-        check_int(name, value, 1)
+    batch, length, d_model = (check_int(name, value, 1)  # Python ints: NumPy ones could overflow
+        for name, value in (("batch", batch), ("length", length), ("d_model", d_model)))
     return (4 if backward else 2) * batch * length * d_model
 
 
@@ -151,7 +151,7 @@ def layer_flops(batch: int, length: int, d_model: int, d_ff: int) -> int:
     B · (4·L²·D + 8·L·D² + 4·L·D·F), from :func:`tformer.analysis.complexity.self_attention_flops` and
     :func:`~tformer.analysis.complexity.feed_forward_flops`. Tensor parallelism over N devices gives each 1/N.
     """
-    check_int("batch", batch, 1)
+    batch = check_int("batch", batch, 1)
     per_sequence = self_attention_flops(length, d_model, projections=True) + feed_forward_flops(length, d_model,
                                                                                                  d_ff)
     return batch * per_sequence

@@ -38,8 +38,8 @@ class _Recurrent(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, *, num_layers: int = 1, bias: bool = True) -> None:
         check_flags(bias=bias)
         super().__init__()
-        for name, value in (("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)):
-            check_int(name, value, 1)
+        input_size, hidden_size, num_layers = (check_int(name, value, 1)  # Python ints: NumPy ones could overflow
+            for name, value in (("input_size", input_size), ("hidden_size", hidden_size), ("num_layers", num_layers)))
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.num_layers = num_layers

@@ -62,8 +62,8 @@ class BahdanauAttention(nn.Module):
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int) -> None:
         super().__init__()
-        for name, value in (("query_dim", query_dim), ("key_dim", key_dim), ("attn_dim", attn_dim)):
-            check_int(name, value, 1)
+        query_dim, key_dim, attn_dim = (check_int(name, value, 1)  # Python ints: NumPy ones could overflow
+            for name, value in (("query_dim", query_dim), ("key_dim", key_dim), ("attn_dim", attn_dim)))
         self.w_query = nn.Linear(query_dim, attn_dim, bias=False)
         self.w_key = nn.Linear(key_dim, attn_dim, bias=False)
         self.v = nn.Linear(attn_dim, 1, bias=False)
@@ -344,7 +344,8 @@ class Seq2SeqRNN(nn.Module):
                 vocabulary ``[0, V)``; ``return_attention`` without
                 attention; bad ``src`` (see :meth:`encode`).
         """
-        check_int("max_len", max_len, 1)
+        check_flags(return_attention=return_attention)
+        max_len = check_int("max_len", max_len, 1)
         check_bos_eos(bos_id, eos_id, self.pad_id, self.output.out_features)
         if return_attention and self.attention is None:
             raise ValueError("return_attention: expected False for a model built with attention=None, got True")

@@ -105,7 +105,7 @@ def answer_digest(answer: Any, decimals: int) -> str:
         ValueError: if it holds NaN, infinity or an int too large for a float, is empty, is a ragged nesting,
             or ``decimals`` is negative.
     """
-    check_int("decimals", decimals, 0)
+    decimals = check_int("decimals", decimals, 0)
     return hashlib.sha256(_canonical(answer, decimals).encode()).hexdigest()
 
 

@@ -116,9 +116,9 @@ def cross_attention_map(
     check_type("translator", translator, ShippedTranslator, "ShippedTranslator (load_translator())")
     check_type("reading", reading, Reading, "Reading (read_sentence())")
     config = translator.model.config
-    check_int("layer", layer, -config.num_decoder_layers, config.num_decoder_layers - 1)
+    layer = check_int("layer", layer, -config.num_decoder_layers, config.num_decoder_layers - 1)
     if head is not None:
-        check_int("head", head, 0, config.num_heads - 1)
+        head = check_int("head", head, 0, config.num_heads - 1)
     device = next(translator.model.parameters()).device
     src = torch.tensor([translator.src_vocab.encode(list(reading.words), add_eos=True)], device=device)
     # the rows: one per written word, plus end-of-sentence only if the model wrote it (a capped translation may

@@ -16,6 +16,8 @@ import torch
 from matplotlib import font_manager
 from matplotlib.axes import Axes
 
+from tformer._checks import check_flags
+
 __all__ = ["CJK_FONT", "attention_heatmap", "use_book_style"]
 
 CJK_FONT = "Noto Sans CJK SC"
@@ -66,6 +68,7 @@ def attention_heatmap(
     Raises:
         ValueError: if ``weights`` is not 2-D or the label counts do not match its shape.
     """
+    check_flags(annotate=annotate)
     w = weights.detach().float().cpu().numpy() if isinstance(weights, torch.Tensor) else np.asarray(weights)
     if w.ndim != 2:
         raise ValueError(f"weights: expected (L, S), got shape {w.shape}")

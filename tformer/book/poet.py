@@ -83,7 +83,7 @@ def time_cosine_schedule(
     check_number("warmup_share", warmup_share, 0.0, 1.0, open_max=True)
     check_number("floor", floor, 0.0, 1.0, open_max=True)
     if warmup_steps is not None:
-        check_int("warmup_steps", warmup_steps, 1)
+        warmup_steps = check_int("warmup_steps", warmup_steps, 1)
     start = clock()
 
     def factor(step: int) -> float:
@@ -123,8 +123,8 @@ def validation_loss(model: nn.Module, ids: Tensor, context: int = CONTEXT, batch
             or ``context`` or ``batch_size`` is below 1.
     """
     check_type("model", model, nn.Module)
-    check_int("context", context, 1)
-    check_int("batch_size", batch_size, 1)
+    context = check_int("context", context, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
     if check_tensor("ids", ids, "int", "(N,)").numel() <= context:
         raise ValueError(f"ids: expected more than context={context} ids (one window and its next character), "
                          f"got {ids.numel()}")

@@ -183,8 +183,14 @@ class Runs:
     quotable: bool
 
     def __str__(self) -> str:
-        verdict = "" if self.quotable else " (spread too wide to quote one number: quote the range)"
-        return f"mean {self.mean:.4g}, min–max {self.low:.4g}–{self.high:.4g} over {self.count} runs{verdict}"
+        """``low–high over N runs (mean m)``; without the mean when the runs disagree too much for one number."""
+        mean = f" (mean {_short(self.mean)})" if self.quotable else ""
+        return f"{_short(self.low)}–{_short(self.high)} over {self.count} runs{mean}"
+
+
+def _short(value: float) -> str:
+    """Four significant digits, with thousands separators instead of an exponent (36,180, not 3.618e+04)."""
+    return f"{value:,.0f}" if 1e4 <= abs(value) < 1e15 else f"{value:.4g}"
 
 
 class Results:

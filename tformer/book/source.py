@@ -19,6 +19,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from tformer._checks import check_flags
+
 __all__ = ["Source", "show_source", "source"]
 
 PYGMENTS_STYLE = "default"
@@ -89,6 +91,7 @@ def source(obj: object, *, docstrings: bool = True) -> Source:
     Raises:
         TypeError: if ``obj`` has no Python source (a builtin, an instance, a C extension).
     """
+    check_flags(docstrings=docstrings)
     target = obj.fget if isinstance(obj, property) else obj
     try:
         code = inspect.getsource(target)

@@ -251,7 +251,7 @@ def generate_sentence(rng: random.Random, num_clauses: int) -> tuple[str, str, f
     Raises:
         ValueError: if ``num_clauses < 1``.
     """
-    check_int("num_clauses", num_clauses, 1)
+    num_clauses = check_int("num_clauses", num_clauses, 1)
     sent = _Sentence()
     for i in range(num_clauses):
         if i > 0:
@@ -326,7 +326,7 @@ def generate_corpus(
     for name, value in (("validation_size", validation_size), ("test_size", test_size),
                         ("combinations_size", combinations_size)):  # fmt: skip
         check_int(name, value, 0)
-    check_int("test_size", test_size, len(SEED_EXAMPLES))  # room for the seed examples
+    test_size = check_int("test_size", test_size, len(SEED_EXAMPLES))  # room for the seed examples
     if check_int("num_pairs", num_pairs) <= validation_size + test_size:
         raise ValueError(
             f"num_pairs: expected more than validation_size + test_size = {validation_size + test_size} "
@@ -335,7 +335,7 @@ def generate_corpus(
     if not clause_weights or max(clause_weights) <= 0 or min(clause_weights) < 0:
         raise ValueError(f"clause_weights: expected non-negative weights, one positive, got {clause_weights}")
 
-    rng = random.Random(seed)
+    rng = random.Random(check_int("seed", seed))
     seed_en = {en for en, _ in SEED_EXAMPLES}
     iid: dict[str, str] = {en: zh for en, zh in SEED_EXAMPLES}
     combos: dict[str, str] = {}

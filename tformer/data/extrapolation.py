@@ -84,11 +84,11 @@ def look_back_batches(
         TypeError: if a size is not an int.
         ValueError: if ``max_length < shift + 2`` or a size is < 1.
     """
-    check_int("num_batches", num_batches, 1)
-    check_int("max_length", max_length, 1)
+    num_batches = check_int("num_batches", num_batches, 1)
+    max_length = check_int("max_length", max_length, 1)
     if max_length < shift + 2:
         raise ValueError(f"max_length: expected >= shift + 2 = {shift + 2}, got {max_length}")
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_int("seed", seed, 0, 2**63 - 1))
     batches = []
     for _ in range(num_batches):
         length = int(torch.randint(shift + 2, max_length + 1, (1,), generator=generator))
@@ -132,7 +132,7 @@ def look_back_accuracy(
         ValueError: if ``length <= shift``; whatever ``model`` raises (a learned positional table, for
             example, refuses positions beyond its ``max_len``).
     """
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_int("seed", seed, 0, 2**63 - 1))
     tokens, targets = look_back_batch(num_sequences, length, shift=shift, num_symbols=num_symbols,
                                       generator=generator)
     correct = (model(tokens).argmax(dim=-1) == targets).double()  # (B, L)

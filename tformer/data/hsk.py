@@ -227,9 +227,9 @@ def split_hsk(
         TypeError, ValueError: if a size or the seed is not a non-negative int, or test plus validation leave
             no training sentence.
     """
-    check_int("test_size", test_size, 0)
-    check_int("validation_size", validation_size, 0)
-    check_int("seed", seed, 0)
+    test_size = check_int("test_size", test_size, 0)
+    validation_size = check_int("validation_size", validation_size, 0)
+    seed = check_int("seed", seed, 0)
     if test_size + validation_size >= len(sentences):
         raise ValueError(f"test_size + validation_size: expected < {len(sentences)} sentences, "
                          f"got {test_size} + {validation_size}")  # fmt: skip

@@ -36,7 +36,7 @@ def load_tang_poems(*, validation_every: int = 10) -> SplitText:
     Raises:
         TypeError / ValueError: if ``validation_every`` is not an int ≥ 2.
     """
-    check_int("validation_every", validation_every, 2)
+    validation_every = check_int("validation_every", validation_every, 2)
     text = resources.files("tformer.data").joinpath("tang_poems", "wuyan.txt").read_text(encoding="utf-8")
     poems = text.splitlines(keepends=True)
     held = validation_every - 1
@@ -118,7 +118,7 @@ def distinct_ngrams(poems: list[str], n: int = 2) -> float:
         ValueError: if ``n < 1``.
     """
     poems = _check_poems(poems)
-    check_int("n", n, 1)
+    n = check_int("n", n, 1)
     grams = [line[i : i + n] for poem in poems for line in re.split(rf"[{_PUNCTUATION}\s]+", poem)
              for i in range(len(line) - n + 1)]
     return len(set(grams)) / len(grams) if grams else 0.0

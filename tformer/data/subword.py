@@ -87,7 +87,7 @@ class SubwordTokenizer:
                 empty, or a sentence is longer than :data:`MAX_SENTENCE_BYTES` in UTF-8 (sentencepiece would drop
                 it from training without a word; the message gives its index: split it first).
         """
-        check_int("vocab_size", vocab_size, 2)
+        vocab_size = check_int("vocab_size", vocab_size, 2)
         check_number("character_coverage", character_coverage, 0.98, 1.0)
         check_choice("normalization", normalization, NORMALIZATIONS)
         sentences = check_strs("sentences", sentences, "sentence", "wrap one sentence in a list")

@@ -37,8 +37,8 @@ def task_vocab_size(num_symbols: int) -> int:
 
 
 def _check(num_examples: int, num_symbols: int, min_len: int, max_len: int) -> None:
-    check_int("num_examples", num_examples, 1)
-    check_int("num_symbols", num_symbols, 2)
+    num_examples = check_int("num_examples", num_examples, 1)
+    num_symbols = check_int("num_symbols", num_symbols, 2)
     if not 1 <= check_int("length", min_len) <= check_int("length", max_len):
         raise ValueError(f"length: expected 1 <= min_len <= max_len, got ({min_len}, {max_len})")
 
@@ -56,7 +56,7 @@ def _sequence_task(
     capacity = sum(num_symbols**n for n in range(min_len, max_len + 1)) - len(exclude)
     if num_examples > capacity:
         raise ValueError(f"num_examples: expected at most the {capacity} distinct sequences available, got {num_examples}")
-    rng = random.Random(seed)
+    rng = random.Random(check_int("seed", seed))
     seen = set(exclude)
     pairs = []
     while len(pairs) < num_examples:
@@ -149,10 +149,10 @@ def long_range_recall(
         ValueError: if ``distance < 0``, ``num_examples < 1``, ``num_symbols < 2`` or ``num_keys`` is not in
             ``[2, num_symbols]``.
     """
-    check_int("distance", distance, 0)
+    distance = check_int("distance", distance, 0)
     _check(num_examples, num_symbols, 1, 1)
     num_keys = num_symbols if num_keys is None else check_int("num_keys", num_keys, 2, num_symbols)
-    rng = random.Random(seed)
+    rng = random.Random(check_int("seed", seed))
     pairs = []
     for _ in range(num_examples):
         key = FIRST_SYMBOL + rng.randrange(num_keys)

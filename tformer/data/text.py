@@ -102,7 +102,7 @@ class Vocab:
             TypeError: if ``sequences`` or one of its items is a ``str``, or a token is not a ``str``.
             ValueError: if no token reaches ``min_freq`` (for example an empty corpus), or ``min_freq < 1``.
         """
-        check_int("min_freq", min_freq, 1)
+        min_freq = check_int("min_freq", min_freq, 1)
         if isinstance(sequences, str):
             raise TypeError("sequences: expected token lists, got a str (call word_tokenize or char_tokenize)")
         counts: Counter[str] = Counter()
@@ -292,7 +292,7 @@ def load_english_text(*, validation_every: int = 10) -> SplitText:
     Raises:
         ValueError: if ``validation_every < 2``.
     """
-    check_int("validation_every", validation_every, 2)
+    validation_every = check_int("validation_every", validation_every, 2)
     from pydoc_data.topics import topics  # the standard library's help texts
 
     paragraphs = []
@@ -320,16 +320,25 @@ def pad_sequences(
         - output: ``(B, L)`` with ``L`` the longest sequence.
 
     Raises:
-        ValueError: if ``sequences`` is empty, or a sequence is longer than ``max_len``.
+        TypeError: if a sequence holds something other than int ids (a float would be cut to an int silently), or
+            ``pad_id`` / ``max_len`` is not an int.
+        ValueError: if ``sequences`` is empty, a sequence is longer than ``max_len``, or ``pad_id`` is negative.
     """
+    pad_id = check_int("pad_id", pad_id, 0)
     if len(sequences) == 0:
         raise ValueError("sequences: expected at least one sequence, got none")
     longest = max(len(s) for s in sequences)
-    if max_len is not None and longest > max_len:
+    if max_len is not None and longest > check_int("max_len", max_len, 1):
         raise ValueError(f"sequences: expected lengths of at most max_len={max_len}, got {longest}")
     out = torch.full((len(sequences), longest), pad_id, dtype=torch.long)  # (B, L)
     for i, seq in enumerate(sequences):
-        out[i, : len(seq)] = torch.as_tensor(seq, dtype=torch.long)
+        try:
+            ids = torch.as_tensor(seq)  # (len,)
+        except (TypeError, ValueError, RuntimeError):
+            ids = None
+        if ids is None or ids.dim() != 1 or (ids.numel() and (ids.dtype.is_floating_point or ids.dtype == torch.bool)):
+            raise TypeError(f"sequences[{i}]: expected a sequence of int ids, got {seq!r:.60}")
+        out[i, : len(seq)] = ids
     return out
 
 
@@ -351,13 +360,13 @@ def bucket_batches(
     check_flags(shuffle=shuffle)
     if len(lengths) == 0:
         raise ValueError("lengths: expected at least one example to batch, got none")
-    check_int("batch_size", batch_size, 1)
-    check_int("pool", pool, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
+    pool = check_int("pool", pool, 1)
     order = list(range(len(lengths)))
     if not shuffle:
         order.sort(key=lambda i: lengths[i])
         return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    rng = random.Random(seed)
+    rng = random.Random(check_int("seed", seed))
     rng.shuffle(order)
     batches = []
     step = pool * batch_size
@@ -418,10 +427,11 @@ class PairBatches:
             )
         if any(len(s) == 0 for s in src) or any(len(t) == 0 for t in tgt):
             raise ValueError("src, tgt: expected non-empty sequences, got an empty one")
-        check_int("pool", pool, 1)
+        pool = check_int("pool", pool, 1)
         self.src = [[*s, EOS_ID] if src_eos else list(s) for s in src]
         self.tgt = [[*t, EOS_ID] if add_eos else list(t) for t in tgt]
-        self.batch_size, self.shuffle, self.seed, self.pool = batch_size, shuffle, seed, pool
+        self.batch_size, self.shuffle, self.pool = batch_size, shuffle, pool
+        self.seed = check_int("seed", seed, 0, 2**63 - 2**20)  # seed + epoch must stay a valid seed
         self.epoch = 0
         lengths = [max(len(s), len(t)) for s, t in zip(self.src, self.tgt, strict=True)]
         self._lengths = lengths
@@ -461,8 +471,8 @@ class WindowBatches:
     def __init__(
         self, ids: Tensor, block_size: int, batch_size: int, num_batches: int, *, seed: int = 0
     ) -> None:
-        for name, value in (("block_size", block_size), ("batch_size", batch_size), ("num_batches", num_batches)):
-            check_int(name, value, 1)
+        block_size, batch_size, num_batches = (check_int(name, value, 1)  # Python ints: NumPy ones could overflow
+            for name, value in (("block_size", block_size), ("batch_size", batch_size), ("num_batches", num_batches)))
         if check_tensor("ids", ids, "int", "(N,)").numel() <= block_size:
             raise ValueError(f"ids: expected a stream longer than block_size={block_size}, got {ids.numel()} ids")
         self.ids, self.block_size, self.batch_size, self.num_batches = (
@@ -471,7 +481,7 @@ class WindowBatches:
             batch_size,
             num_batches,
         )
-        self.seed, self.epoch = seed, 0
+        self.seed, self.epoch = check_int("seed", seed, 0, 2**63 - 2**20), 0  # seed + epoch: a valid seed
 
     def __len__(self) -> int:
         return self.num_batches

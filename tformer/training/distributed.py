@@ -181,8 +181,8 @@ def launch(
         torch.multiprocessing.ProcessExitedException: when a worker died without a Python exception.
         TimeoutError: when the processes are still running after ``timeout_s`` (they are terminated).
     """
-    check_int("world_size", world_size, 1)
-    check_int("threads", threads, 1)
+    world_size = check_int("world_size", world_size, 1)
+    threads = check_int("threads", threads, 1)
     timeout_s = check_number("timeout_s", timeout_s, 0, open_min=True)
     with tempfile.TemporaryDirectory(prefix="tformer-dist-") as folder:
         init_file = os.path.join(folder, "rendezvous")  # must not exist yet: gloo's FileStore creates it
@@ -238,7 +238,7 @@ def shard_rows(batch: Batch, rank: int, world_size: int) -> Batch:
     """
     src, tgt = batch
     B = src.shape[0]
-    check_int("world_size", world_size, 1)
+    world_size = check_int("world_size", world_size, 1)
     if B % world_size != 0:
         raise ValueError(f"batch: expected B divisible by world_size={world_size}, got B={B}")
     if not 0 <= check_int("rank", rank) < world_size:

@@ -133,7 +133,7 @@ def length_bucket_label(length: int, edges: Sequence[int] = DEFAULT_LENGTH_EDGES
     Raises:
         ValueError: if ``length < 0`` or ``edges`` is not strictly increasing and positive.
     """
-    check_int("length", length, 0)
+    length = check_int("length", length, 0)
     _check_edges(edges)
     if length == 0:
         return "0"
@@ -308,9 +308,9 @@ def _translate(
             raise TypeError(f"sentences[{i}]: expected a str (space-separated words), got {type(sentence).__name__}")
     check_bool("strict", strict)
     check_bool("src_eos", src_eos)
-    check_int("batch_size", batch_size, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
     if max_len is not None:
-        check_int("max_len", max_len, 1)
+        max_len = check_int("max_len", max_len, 1)
     if not callable(getattr(model, "greedy_decode", None)):
         raise TypeError(f"model: expected a translator with a greedy_decode method, got {type(model).__name__}")
     _check_vocab_size(model, "src_vocab_size", src_vocab, "src_vocab")
@@ -412,8 +412,8 @@ def lm_nats_per_token(model: torch.nn.Module, ids: Tensor, block_size: int, *, b
     Raises:
         ValueError: if ``ids`` is not 1-D or shorter than ``block_size + 1``; whatever the model raises.
     """
-    check_int("block_size", block_size, 1)
-    check_int("batch_size", batch_size, 1)
+    block_size = check_int("block_size", block_size, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
     if check_tensor("ids", ids, "int").dim() != 1 or ids.numel() < block_size + 1:
         raise ValueError(
             f"ids: expected a 1-D stream of at least block_size + 1 = {block_size + 1} ids, got {tuple(ids.shape)}"
@@ -451,7 +451,7 @@ def bigram_nats_per_token(train_ids: Tensor, valid_ids: Tensor, vocab_size: int,
             ``[0, vocab_size)``.
     """
     check_number("k", k, 0.0, math.inf, open_min=True, open_max=True)
-    check_int("vocab_size", vocab_size, 1)
+    vocab_size = check_int("vocab_size", vocab_size, 1)
     for name, ids in (("train_ids", train_ids), ("valid_ids", valid_ids)):
         if check_tensor(name, ids, "int", "(N,)", dtype=(torch.int64, torch.int32)).numel() < 2:
             raise ValueError(f"{name}: expected at least 2 ids, got {ids.numel()}")

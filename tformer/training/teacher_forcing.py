@@ -40,7 +40,7 @@ def shift_right(tgt: Tensor, bos_id: int) -> Tensor:
         ValueError: if ``tgt`` is not 2-D.
     """
     check_tensor("tgt", tgt, "int", "(B, L)")
-    check_int("bos_id", bos_id, 0)
+    bos_id = check_int("bos_id", bos_id, 0)
     bos = torch.full_like(tgt[:, :1], bos_id)  # (B, 1)
     return torch.cat([bos, tgt[:, :-1]], dim=1)  # (B, L)
 
@@ -66,7 +66,7 @@ def sequence_cross_entropy(
     check_tensor("targets", targets, "int", "(B, L)")
     B, L = targets.shape
     check_tensor("logits", logits, "float", "(B, L, V)", B=B, L=L)
-    check_int("pad_id", pad_id)
+    pad_id = check_int("pad_id", pad_id)
     label_smoothing = check_number("label_smoothing", label_smoothing, 0.0, 1.0)
     V = logits.shape[-1]
     check_ids("targets", targets, V, pad_id=pad_id)

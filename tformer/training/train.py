@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
 
-from tformer._checks import check_int, check_number, check_type
+from tformer._checks import check_flags, check_int, check_number, check_type, is_number
 from tformer.data.text import BOS_ID, PAD_ID, Vocab
 from tformer.environment import get_device, seed_everything, training_clock
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
@@ -172,9 +172,9 @@ def noam_lr(step: int, d_model: int, warmup_steps: int, factor: float = 1.0) -> 
     Raises:
         ValueError: if ``d_model < 1``, ``warmup_steps < 1`` or ``step < 0``.
     """
-    check_int("d_model", d_model, 1)
-    check_int("warmup_steps", warmup_steps, 1)
-    check_int("step", step, 0)
+    d_model = check_int("d_model", d_model, 1)
+    warmup_steps = check_int("warmup_steps", warmup_steps, 1)
+    step = check_int("step", step, 0)
     check_number("factor", factor)
     step = max(step, 1)
     return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
@@ -209,8 +209,8 @@ def linear_warmup_decay(optimizer: torch.optim.Optimizer, warmup_steps: int, tot
     Raises:
         ValueError: unless ``0 <= warmup_steps < total_steps``.
     """
-    check_int("total_steps", total_steps, 1)
-    check_int("warmup_steps", warmup_steps, 0, total_steps - 1)
+    total_steps = check_int("total_steps", total_steps, 1)
+    warmup_steps = check_int("warmup_steps", warmup_steps, 0, total_steps - 1)
 
     def factor(step: int) -> float:
         if step < warmup_steps:
@@ -339,6 +339,7 @@ def train(
     A one-shot iterator (a generator) as ``batches`` trains for one pass; when it is spent, training stops
     with ``stop_reason == "batches_exhausted"`` (pass a list or a re-iterable to train for several epochs).
     """
+    check_flags(progress=progress)
     if max_steps is None and max_epochs is None and time_budget_s is None:
         raise ValueError("max_steps, max_epochs, time_budget_s: expected at least one budget, got none")
     for name, value in (
@@ -349,7 +350,7 @@ def train(
         if value is not None:
             check_number(name, value, 0.0, open_min=True)
     if eval_every is not None:
-        check_int("eval_every", eval_every, 1)
+        eval_every = check_int("eval_every", eval_every, 1)
     if stop_when is not None:
         if not callable(stop_when):
             raise TypeError(f"stop_when: expected a callable metrics -> bool, got {type(stop_when).__name__}")
@@ -486,8 +487,27 @@ def save_checkpoint(
     if vocabs:
         state["vocabs"] = {name: v.to_list() for name, v in vocabs.items()}
     if extra:
-        state["extra"] = dict(extra)
+        state["extra"] = _plain(dict(extra), "extra")
     torch.save(state, Path(path))
+
+
+def _plain(value: Any, where: str) -> Any:
+    """``value`` with NumPy scalars as Python numbers, so that ``torch.load(weights_only=True)`` reads it back.
+
+    Raises:
+        TypeError: naming the entry (``extra['lr']``) that is not a tensor, number, str, bool, None, list, tuple
+            or dict with str keys (an object ``weights_only`` would refuse to load).
+    """
+    if isinstance(value, (Tensor, str, bool, int, float)) or value is None:
+        return value
+    if is_number(value):  # np.float32(0.1), np.int64(3): stored as the Python number
+        return value.item() if hasattr(value, "item") else float(value)  # type: ignore[union-attr]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v, f"{where}[{i}]") for i, v in enumerate(value))
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: _plain(v, f"{where}[{k!r}]") for k, v in value.items()}
+    raise TypeError(f"{where}: expected tensors, numbers, strs, lists and dicts with str keys (what a checkpoint "
+                    f"loads safely), got {type(value).__name__}")
 
 
 def _check_shared_weights(weights: dict[str, Tensor], model: nn.Module, path: str | Path) -> None:

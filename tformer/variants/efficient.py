@@ -26,6 +26,7 @@ from torch import Tensor, nn
 from tformer._checks import (
     check_bool,
     check_divisible,
+    check_flags,
     check_int,
     check_number,
     check_probability,
@@ -61,7 +62,7 @@ def sliding_window_mask(
     S = L if S is None else check_int("S", S)
     if S < L:
         raise ValueError(f"S: expected S >= L={L} (keys cover the queries), got {S}")
-    check_int("window", window, 1)
+    window = check_int("window", window, 1)
     query_pos = torch.arange(S - L, S, device=device)[:, None]  # (L, 1): absolute positions of the queries
     key_pos = torch.arange(S, device=device)[None, :]  # (1, S)
     distance = query_pos - key_pos  # (L, S): how far back each key lies
@@ -110,8 +111,8 @@ class GroupedQueryAttention(nn.Module):
         rope: RotaryEmbedding | None = None,
     ) -> None:
         super().__init__()
-        for name, value in (("d_model", d_model), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)):
-            check_int(name, value, 1)
+        d_model, num_heads, num_kv_heads = (check_int(name, value, 1)  # Python ints: NumPy ones could overflow
+            for name, value in (("d_model", d_model), ("num_heads", num_heads), ("num_kv_heads", num_kv_heads)))
         check_divisible("d_model", d_model, "num_heads", num_heads)
         check_divisible("num_heads", num_heads, "num_kv_heads", num_kv_heads)
         dropout = check_probability("dropout", dropout)
@@ -303,9 +304,10 @@ class LinearAttention(nn.Module):
     """
 
     def __init__(self, d_model: int, num_heads: int, *, bias: bool = True) -> None:
+        check_flags(bias=bias)
         super().__init__()
-        check_int("d_model", d_model, 1)
-        check_int("num_heads", num_heads, 1)
+        d_model = check_int("d_model", d_model, 1)
+        num_heads = check_int("num_heads", num_heads, 1)
         check_divisible("d_model", d_model, "num_heads", num_heads)
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
         self.w_q = nn.Linear(d_model, d_model, bias=bias)

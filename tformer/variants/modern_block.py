@@ -116,9 +116,9 @@ def modern_lm_parameter_count(
         TypeError: if a size is not an int.
         ValueError: if a size is below 1, H does not divide D, or H_kv does not divide H.
     """
-    for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("num_heads", num_heads),
-                        ("num_kv_heads", num_kv_heads), ("num_layers", num_layers), ("d_ff", d_ff)):
-        check_int(name, value, 1)
+    vocab_size, d_model, num_heads, num_kv_heads, num_layers, d_ff = (  # Python ints: NumPy ones could overflow
+        check_int(name, value, 1) for name, value in (("vocab_size", vocab_size), ("d_model", d_model),
+        ("num_heads", num_heads), ("num_kv_heads", num_kv_heads), ("num_layers", num_layers), ("d_ff", d_ff)))
     if d_model % num_heads:
         raise ValueError(f"d_model: expected a multiple of num_heads ({num_heads}), got {d_model}")
     if num_heads % num_kv_heads:

@@ -55,9 +55,9 @@ class MixtureOfExperts(nn.Module):
     ) -> None:
         check_flags(bias=bias)
         super().__init__()
-        for name, value in (("d_model", d_model), ("d_ff", d_ff), ("num_experts", num_experts), ("top_k", top_k)):
-            check_int(name, value, 1)
-        check_int("top_k", top_k, 1, num_experts)
+        d_model, d_ff, num_experts, top_k = (check_int(name, value, 1)  # Python ints: NumPy ones could overflow
+            for name, value in (("d_model", d_model), ("d_ff", d_ff), ("num_experts", num_experts), ("top_k", top_k)))
+        top_k = check_int("top_k", top_k, 1, num_experts)
         self.d_model, self.num_experts, self.top_k = d_model, num_experts, top_k
         self.router = nn.Linear(d_model, num_experts, bias=False)
         self.experts = nn.ModuleList(
@@ -129,7 +129,7 @@ def load_balancing_loss(probs: Tensor, indices: Tensor, num_experts: int) -> Ten
             :func:`tformer._checks.check_ids`).
         TypeError: if ``probs`` is not a floating-point tensor or ``indices`` not an integer tensor.
     """
-    check_int("num_experts", num_experts, 1)
+    num_experts = check_int("num_experts", num_experts, 1)
     check_tensor("probs", probs, "float", "(..., E)", E=num_experts)
     check_tensor("indices", indices, "int", "(..., k)")
     check_ids("indices", indices, num_experts, letter="E")

@@ -47,8 +47,8 @@ def swiglu_hidden_width(d_model: int, multiple_of: int = 256) -> int:
         TypeError: if an argument is not an int.
         ValueError: if an argument is below 1.
     """
-    check_int("d_model", d_model, 1)
-    check_int("multiple_of", multiple_of, 1)
+    d_model = check_int("d_model", d_model, 1)
+    multiple_of = check_int("multiple_of", multiple_of, 1)
     hidden = (2 * 4 * d_model) // 3  # ⌊2/3 · 4D⌋ ≥ 2, in integers (Llama's int(2 * 4D / 3))
     return multiple_of * -(-hidden // multiple_of)  # rounded up to a multiple
 

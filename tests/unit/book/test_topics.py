@@ -54,7 +54,7 @@ def test_every_accuracy_counts_whole_test_sentences(record: dict) -> None:
 def test_the_record_shows_what_the_chapter_says(record: dict) -> None:
     acc = record["accuracy"]
     gain = {f: [p - s for p, s in zip(acc["pre-trained"][f], acc["scratch"][f], strict=True)] for f in acc["scratch"]}
-    assert min(gain["0.2"]) > 0 and max(gain["1.0"]) < 0 and sum(gain["0.05"]) > 0
+    assert min(gain["0.2"]) > 0 and max(gain["1.0"]) < 0  # ahead on every seed with a fifth, behind with all
 
 
 def test_topic_data_is_the_shipped_encoders_vocabulary(data: TopicData) -> None:
@@ -88,8 +88,10 @@ def test_fine_tune_names_a_bad_argument(data: TopicData, record: dict, kwargs: d
 
 
 def test_fine_tune_starts_both_arms_from_the_same_weights(record: dict, data: TopicData) -> None:
-    torch.manual_seed(0)
-    encoder = EncoderOnlyTransformer(**record["config"])
-    one = fine_tune(encoder, record["config"], data, 0.05, seed=3, steps=2)
-    two = fine_tune(encoder, record["config"], data, 0.05, seed=3, steps=2)
-    assert one == two  # the seed decides everything: weights, labelled share, batches, dropout
+    torch.manual_seed(3)
+    same = EncoderOnlyTransformer(**record["config"])  # the weights the control of seed 3 starts from
+    torch.manual_seed(4)
+    other = EncoderOnlyTransformer(**record["config"])
+    control = fine_tune(None, record["config"], data, 0.05, seed=3, steps=2)
+    assert fine_tune(same, record["config"], data, 0.05, seed=3, steps=2) == control
+    assert fine_tune(other, record["config"], data, 0.05, seed=3, steps=2) != control  # so the check can fail
