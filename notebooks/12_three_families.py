@@ -661,8 +661,8 @@ plt.show()
 # 5.00<!-- result: gain_20.max --> points, so none of them is a clear signal; and with a twentieth, where
 # ULMFiT's gain was largest, there is none to see: no measured benefit. Why pre-training cost a little with all
 # the labels was not tested (the fixed 150<!-- result: finetune_steps --> fine-tuning steps and a learning rate
-# higher than BERT's are candidates). All scores are far from solved (though far above always
-# answering the most frequent topic, 8.3%<!-- result: majority_topic -->). So this small run shows how BERT's recipe
+# higher than BERT's are candidates). The task is far from solved: every score is far below a perfect score (though far
+# above always answering the most frequent topic, 8.3%<!-- result: majority_topic -->). So this small run shows how BERT's recipe
 # is carried out, not its power: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1),
 # while here the unlabelled text is the labelled text plus 400 sentences, so pre-training can add little
 # that the run with all the labels does not see anyway.
@@ -1057,9 +1057,10 @@ plt.show()
 # %% [markdown]
 # The tokens are identical. Without the cache, step t reprocesses all t earlier positions, so the total work
 # grows at least with the square of the length (the attention inside each step grows too); with it, each
-# step handles one position. At 32 characters the saving is small or none; it grows with the length of the
-# output (printed above). The saving is available only to a model whose earlier states do not depend on later
-# tokens.
+# step handles one position. At this small size, though, each step's fixed cost (the Python loop, the calls
+# into torch) outweighs the growing part, so both lines look nearly straight and the saving stays modest, larger
+# at 192 characters than at 32 but not growing steadily (printed above); the square shows in the long outputs of
+# large models. The saving is available only to a model whose earlier states do not depend on later tokens.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -1084,8 +1085,8 @@ plt.show()
 # - A small decoder-only character model, trained for seconds, is barely better than a bigram model, and an
 #   LSTM given about the same measured time beats it; temperature trades safety for variety.
 # - Two of the usual reasons decoder-only models won show here: training matches use, and causal attention
-#   lets generation cache keys and values, a saving that grows with the output's length; the third usual
-#   reason, scaling, is not tested here.
+#   lets generation cache keys and values, a saving that grows with the output's length in large models (modest
+#   at this chapter's size); the third usual reason, scaling, is not tested here.
 #
 # Next, Part IV: what attention costs (chapter 13) and the ideas that cut the cost (chapter 14).
 #
