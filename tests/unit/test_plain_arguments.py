@@ -187,9 +187,11 @@ def test_padding_refuses_ids_that_are_not_ints() -> None:
 
     with pytest.raises(TypeError, match=r"^sequences\[0\]: expected a sequence of int ids, got \[1.7, 2.2\]$"):
         pad_sequences([[1.7, 2.2]])  # used to become [1, 2]
-    with pytest.raises(ValueError, match=r"^pad_id: expected a non-negative int, got -1$"):
-        pad_sequences([[1], [1, 2]], pad_id=-1)
+    assert pad_sequences([[1], [1, 2]], pad_id=-100).tolist() == [[1, -100], [1, 2]]  # targets cross-entropy ignores
+    with pytest.raises(TypeError, match=r"^pad_id: expected an int, got float$"):
+        pad_sequences([[1], [1, 2]], pad_id=1.5)
     assert pad_sequences([[np.int64(4)], [5, 6]]).tolist() == [[4, 0], [5, 6]]
+    assert pad_sequences([[True, False], [True]]).tolist() == [[1, 0], [1, 0]]  # flags pad too (chapter 11's masks)
 
 
 def test_checkpoint_extras_hold_python_numbers(tmp_path) -> None:

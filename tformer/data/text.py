@@ -314,17 +314,17 @@ def load_english_text(*, validation_every: int = 10) -> SplitText:
 def pad_sequences(
     sequences: Sequence[Sequence[int]], *, pad_id: int = PAD_ID, max_len: int | None = None
 ) -> Tensor:
-    """Stack id sequences into one right-padded ``torch.long`` tensor.
+    """Stack id sequences (or 0/1 flags, as bools) into one right-padded ``torch.long`` tensor.
 
     Shape:
         - output: ``(B, L)`` with ``L`` the longest sequence.
 
     Raises:
-        TypeError: if a sequence holds something other than int ids (a float would be cut to an int silently), or
+        TypeError: if a sequence holds something other than ints or bools (a float would be cut to an int silently), or
             ``pad_id`` / ``max_len`` is not an int.
-        ValueError: if ``sequences`` is empty, a sequence is longer than ``max_len``, or ``pad_id`` is negative.
+        ValueError: if ``sequences`` is empty, or a sequence is longer than ``max_len``.
     """
-    pad_id = check_int("pad_id", pad_id, 0)
+    pad_id = check_int("pad_id", pad_id)  # any int: -100 pads targets that cross-entropy ignores
     if len(sequences) == 0:
         raise ValueError("sequences: expected at least one sequence, got none")
     longest = max(len(s) for s in sequences)
@@ -336,7 +336,7 @@ def pad_sequences(
             ids = torch.as_tensor(seq)  # (len,)
         except (TypeError, ValueError, RuntimeError):
             ids = None
-        if ids is None or ids.dim() != 1 or (ids.numel() and (ids.dtype.is_floating_point or ids.dtype == torch.bool)):
+        if ids is None or ids.dim() != 1 or (ids.numel() and (ids.dtype.is_floating_point or ids.dtype.is_complex)):
             raise TypeError(f"sequences[{i}]: expected a sequence of int ids, got {seq!r:.60}")
         out[i, : len(seq)] = ids
     return out
