@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from tformer import DecoderOnlyTransformer, Seq2SeqRNN, Transformer
+from tformer import DecoderOnlyTransformer, EncoderOnlyTransformer, Seq2SeqRNN, Transformer
 from tformer.attention import KVCache
 from tformer.baselines.rnn import count_parameters
 from tformer.baselines.seq2seq_rnn import Seq2SeqRNNConfig
@@ -149,6 +149,28 @@ def test_numpy_seeds_reach_the_random_generators_as_ints() -> None:
         bucket_batches([3, 1], 1, seed=None)
 
 
+def test_numpy_numbers_reach_the_shown_functions_as_python_numbers() -> None:
+    """The functions the chapters print (masked-token pre-training, neighbour keys, the poet) convert too."""
+    from tformer.training.mlm import mask_tokens, pretrain_mlm
+    from tformer.variants.neighbour import pair_keys
+
+    tokens = torch.randint(5, 20, (3, 6))
+    masked = [mask_tokens(tokens, vocab_size=vocab_size, pad_id=0, mask_id=mask_id, rate=rate,
+                          generator=torch.Generator().manual_seed(0))
+              for vocab_size, mask_id, rate in ((20, 4, 0.5), (np.int64(20), np.int32(4), np.float32(0.5)))]  # fmt: skip
+    assert all(torch.equal(a, b) for a, b in zip(masked[0], masked[1], strict=True))
+    assert torch.equal(pair_keys(tokens, np.int64(20)), pair_keys(tokens, 20))
+    sentences = [[5, 6, 7, 8], [9, 10, 11], [12, 13, 14, 15, 16]]
+    runs = []
+    for seed, steps in ((1, 2), (np.int64(1), np.int32(2))):
+        torch.manual_seed(0)
+        model = EncoderOnlyTransformer(20, d_model=8, num_heads=2, num_layers=1, d_ff=16, max_len=8)
+        pretrain_mlm(model, sentences, mask_id=4, vocab_size=np.int64(20), batch_size=np.int64(2), max_steps=steps,
+                     seed=seed, device="cpu")
+        runs.append(next(model.parameters()).detach().clone())
+    assert torch.equal(runs[0], runs[1])
+
+
 def test_numpy_sizes_do_not_overflow_in_the_cost_formulas() -> None:
     from tformer.analysis.parallelism import tensor_parallel_all_reduce_elements
     from tformer.variants.modern_block import modern_lm_parameter_count
@@ -208,3 +230,32 @@ def test_a_learned_table_refuses_an_infinite_std() -> None:
 
     with pytest.raises(ValueError, match=r"^std: expected a finite positive number, got inf$"):
         LearnedPositionalEmbedding(8, 16, std=float("inf"))
+
+
+def test_encode_checks_its_length_limit() -> None:
+    from tformer.data.text import Vocab
+
+    vocab = Vocab.build([["猫", "追", "老鼠"]])
+    assert vocab.encode(["猫", "追"], max_len=np.int64(2)) == vocab.encode(["猫", "追"])
+    with pytest.raises(TypeError, match=r"^max_len: expected an int, got str$"):
+        vocab.encode(["猫"], max_len="3")
+    with pytest.raises(ValueError, match=r"^max_len: expected a non-negative int, got -1$"):
+        vocab.encode(["猫"], max_len=-1)
+    with pytest.raises(ValueError, match=r"^tokens: expected at most max_len=1 ids, got 2$"):
+        vocab.encode(["猫", "追"], max_len=1)
+
+
+@pytest.mark.parametrize("dropout", [0, 0.0, np.float32(0.0), np.int64(0)])
+def test_the_2024_block_takes_any_zero_for_its_fixed_dropout(dropout: object) -> None:
+    from tformer.variants.modern_block import ModernDecoderConfig
+
+    config = ModernDecoderConfig(vocab_size=20, d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=dropout)
+    assert type(config.dropout) is float and config.dropout == 0.0
+
+
+@pytest.mark.parametrize("dropout", [False, 0.1, "0"])
+def test_the_2024_block_refuses_another_dropout(dropout: object) -> None:
+    from tformer.variants.modern_block import ModernDecoderConfig
+
+    with pytest.raises(ValueError, match=r"^dropout: expected 0.0 \(fixed by the 2024 block\), got "):
+        ModernDecoderConfig(vocab_size=20, d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=dropout)

@@ -233,7 +233,7 @@ def continue_poem(
     """
     check_type("poet", poet, ShippedPoet, "ShippedPoet (load_poet())")
     check_type("prompt", prompt, str)
-    check_int("seed", seed, 0, 2**63 - 1)
+    seed = check_int("seed", seed, 0, 2**63 - 1)
     vocab, model = poet.vocab, poet.model
     limit = model.max_len
     if "\n" in prompt or len(prompt) >= limit - 1:

@@ -80,8 +80,8 @@ def time_cosine_schedule(
     if not callable(clock):
         raise TypeError(f"clock: expected a function that returns seconds, got {type(clock).__name__}")
     _check_budget(budget_s)
-    check_number("warmup_share", warmup_share, 0.0, 1.0, open_max=True)
-    check_number("floor", floor, 0.0, 1.0, open_max=True)
+    warmup_share = check_number("warmup_share", warmup_share, 0.0, 1.0, open_max=True)
+    floor = check_number("floor", floor, 0.0, 1.0, open_max=True)
     if warmup_steps is not None:
         warmup_steps = check_int("warmup_steps", warmup_steps, 1)
     start = clock()
@@ -165,7 +165,7 @@ def train_poet(
             the validation stream holds no whole window.
     """
     check_type("data", data, PoemData, "PoemData (poem_data())")
-    check_int("seed", seed, 0, 2**63 - 1)
+    seed = check_int("seed", seed, 0, 2**63 - 1)
     _check_budget(budget_s)
     device = check_device(device)
     check_type("progress", progress, bool)

@@ -112,19 +112,24 @@ def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data
         The accuracy in percent: 100 x (sentences right) / (test sentences), computed exactly.
 
     Raises:
-        TypeError: if ``start`` is not an encoder-only model or ``None``, or ``data`` is not a TopicData.
-        ValueError: on a ``fraction`` outside ``(0, 1]``, a negative ``seed``, ``steps`` < 1, or an unknown device.
+        TypeError: if ``start`` is not an encoder-only model or ``None``, ``config`` is not a dict, or ``data`` is
+            not a TopicData (and as ``EncoderOnlyTransformer`` for the config's entries).
+        ValueError: on a ``start`` built with another config, a ``fraction`` outside ``(0, 1]``, a negative
+            ``seed``, ``steps`` < 1, or an unknown device.
     """
     if start is not None:
         check_type("start", start, EncoderOnlyTransformer, "an EncoderOnlyTransformer or None")
+    check_type("config", config, dict, "a dict of EncoderOnlyTransformer arguments")
     check_type("data", data, TopicData)
-    check_number("fraction", fraction, 0.0, 1.0, open_min=True)
-    check_int("seed", seed, 0)
-    check_int("steps", steps, 1)
+    fraction = check_number("fraction", fraction, 0.0, 1.0, open_min=True)
+    seed = check_int("seed", seed, 0)
+    steps = check_int("steps", steps, 1)
     device = check_device(device, "fine-tuned model")
     seed_everything(seed)
     model = EncoderOnlyTransformer(**config)  # the control: random weights
     if start is not None:
+        if start.config != model.config:  # else load_state_dict fails inside torch, on a tensor's shape
+            raise ValueError(f"start: expected an encoder built from config, got one built as {start.config}")
         model.load_state_dict(start.state_dict())  # the same model, pre-trained
     model.to(device)
     g = torch.Generator().manual_seed(1000 + seed)  # the labelled share and batches: the same for both arms

@@ -158,11 +158,13 @@ class Vocab:
             max_len: if given, raise when the result (specials included) is longer.
 
         Raises:
-            TypeError: if ``tokens`` is a ``str`` or a tensor.
-            ValueError: on an unknown token (a special token's spelling included) in strict mode, or a sequence
-                longer than ``max_len``.
+            TypeError: if ``tokens`` is a ``str`` or a tensor, or ``max_len`` is not an int.
+            ValueError: on an unknown token (a special token's spelling included) in strict mode, a negative
+                ``max_len``, or a sequence longer than ``max_len``.
         """
         check_flags(add_bos=add_bos, add_eos=add_eos, strict=strict)
+        if max_len is not None:
+            max_len = check_int("max_len", max_len, 0)
         if isinstance(tokens, str):
             raise TypeError(
                 "tokens: expected a list of tokens, got a str (call word_tokenize or char_tokenize)"

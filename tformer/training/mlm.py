@@ -56,12 +56,12 @@ def mask_tokens(
             empty or reaches down to ``mask_id`` or ``pad_id``.
     """
     check_tensor("tokens", tokens, "int", "(B, L)")
-    check_int("vocab_size", vocab_size, 1)
-    check_int("pad_id", pad_id, 0)
-    check_int("mask_id", mask_id, 0, vocab_size - 1)
+    vocab_size = check_int("vocab_size", vocab_size, 1)
+    pad_id = check_int("pad_id", pad_id, 0)
+    mask_id = check_int("mask_id", mask_id, 0, vocab_size - 1)
     if mask_id == pad_id:
         raise ValueError(f"mask_id: expected an id other than pad_id={pad_id}, got {mask_id}")
-    check_number("rate", rate, 0.0, 1.0)
+    rate = check_number("rate", rate, 0.0, 1.0)
     first = mask_id + 1 if first_word_id is None else check_int("first_word_id", first_word_id, 0)
     if first <= max(mask_id, pad_id):  # a random replacement must never be padding or <mask>
         raise ValueError(f"first_word_id: expected an id above mask_id={mask_id} and pad_id={pad_id}, got {first}")
@@ -162,10 +162,10 @@ def pretrain_mlm(
             padding); if the model's ``pad_id`` is not ``PAD_ID`` = 0 (the batches are padded with 0: see
             :func:`mlm_loss`); as :func:`tformer.training.train` for the budgets; as :func:`mask_tokens` for the ids.
     """
-    check_int("batch_size", batch_size, 1)
-    check_int("seed", seed, 0)
+    batch_size = check_int("batch_size", batch_size, 1)
+    seed = check_int("seed", seed, 0)
     if max_steps is not None:
-        check_int("max_steps", max_steps, 1)
+        max_steps = check_int("max_steps", max_steps, 1)
     if isinstance(sentences, str) or len(sentences) == 0:
         raise ValueError(f"sentences: expected a non-empty list of id lists, got {sentences!r:.40}")
     for i, sentence in enumerate(sentences):

@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Literal
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_cache_count, check_flags, check_int, check_number, check_tokens
+from tformer._checks import check_cache_count, check_flags, check_int, check_number, check_tokens, is_number
 from tformer.attention import KVCache
 from tformer.decoding import CachedGenerationMixin
 from tformer.masks import causal_mask
@@ -188,8 +188,11 @@ class ModernDecoderConfig(ModelConfig):
                              f"{self.d_model // self.num_heads}")
         for name, wanted in self.FIXED.items():
             got = getattr(self, name)
-            if got != wanted or type(got) is not type(wanted):
+            number = isinstance(wanted, float) and is_number(got)  # dropout=0 means 0.0; a bool is no number
+            if got != wanted or not (number or type(got) is type(wanted)):
                 raise ValueError(f"{name}: expected {wanted!r} (fixed by the 2024 block), got {got!r}")
+            if number:
+                object.__setattr__(self, name, wanted)  # frozen: stored as the float it stands for
         super().__post_init__()
         check_number("rope_base", self.rope_base, 0.0, open_min=True)
         check_number("norm_eps", self.norm_eps, 0.0)

@@ -45,7 +45,7 @@ def pair_keys(tokens: Tensor, vocab_size: int) -> Tensor:
         ValueError: if ``tokens`` is not ``(B, L)``, holds an id outside ``[0, V]``, or ``vocab_size < 1``.
     """
     check_tensor("tokens", tokens, "int", "(B, L)")
-    check_int("vocab_size", vocab_size, 1)
+    vocab_size = check_int("vocab_size", vocab_size, 1)
     if tokens.numel() and (int(tokens.min()) < 0 or int(tokens.max()) > vocab_size):
         raise ValueError(
             f"tokens: expected ids in [0, V={vocab_size}] for pair_keys, got min {int(tokens.min())}, "
@@ -90,7 +90,7 @@ class NeighbourEmbedding(nn.Module):
         V, D = embed.num_embeddings, embed.embedding_dim
         check_bool("conv", conv)
         if pad_id is not None:
-            check_int("pad_id", pad_id, 0, V - 1)
+            pad_id = check_int("pad_id", pad_id, 0, V - 1)
         self.embed, self.vocab_size, self.pad_id = embed, V, pad_id
         self.pairs: nn.Embedding | None = None
         if seen_pairs is not None:

@@ -6,6 +6,7 @@ controls by changing their values as a reader's clicks would and reading what th
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -132,6 +133,9 @@ def test_a_poem_continues_its_opening_and_repeats_its_record(poet: ShippedPoet) 
     # the seed decides the draws: the same seed writes the same poem, others mostly differ
     sampled = {continue_poem(poet, "", temperature=1.0, seed=s).text for s in range(6)}
     assert continue_poem(poet, "", temperature=1.0, seed=3).text in sampled and len(sampled) >= 5
+    # a NumPy seed (a reader's np.arange, say) writes the same poem as the Python int
+    assert continue_poem(poet, "", temperature=1.0, seed=np.int64(3)).text == continue_poem(
+        poet, "", temperature=1.0, seed=3).text
 
 
 def test_an_unseen_character_is_read_as_unk_and_counted(poet: ShippedPoet) -> None:

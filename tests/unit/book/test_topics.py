@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from importlib import resources
 
+import numpy as np
 import pytest
 import torch
 
@@ -76,6 +77,7 @@ def test_a_run_again_gives_the_stored_accuracy(record: dict, data: TopicData) ->
         ({"fraction": 1.5}, ValueError, r"^fraction: expected a number in \(0, 1\], got 1.5$"),
         ({"start": "bert"}, TypeError, r"^start: expected an EncoderOnlyTransformer or None, got str$"),
         ({"data": [[5, 6]]}, TypeError, r"^data: expected TopicData, got list$"),
+        ({"config": None}, TypeError, r"^config: expected a dict of EncoderOnlyTransformer arguments, got NoneType$"),
         ({"steps": 0}, ValueError, r"^steps: expected a positive int, got 0$"),
         ({"device": "tpu"}, ValueError, r"^device: expected a torch device"),
     ],
@@ -95,3 +97,14 @@ def test_fine_tune_starts_both_arms_from_the_same_weights(record: dict, data: To
     control = fine_tune(None, record["config"], data, 0.05, seed=3, steps=2)
     assert fine_tune(same, record["config"], data, 0.05, seed=3, steps=2) == control
     assert fine_tune(other, record["config"], data, 0.05, seed=3, steps=2) != control  # so the check can fail
+
+
+def test_fine_tune_refuses_a_start_built_from_another_config(record: dict, data: TopicData) -> None:
+    wider = EncoderOnlyTransformer(**{**record["config"], "num_classes": 3})  # a head of 3 topics, not 19
+    with pytest.raises(ValueError, match=r"^start: expected an encoder built from config, got one built as "):
+        fine_tune(wider, record["config"], data, 0.05, seed=0, steps=1)
+
+
+def test_fine_tune_takes_numpy_numbers(record: dict, data: TopicData) -> None:
+    plain = fine_tune(None, record["config"], data, 0.05, seed=1, steps=2)
+    assert fine_tune(None, record["config"], data, np.float64(0.05), seed=np.int64(1), steps=np.int32(2)) == plain
