@@ -1,4 +1,4 @@
-# tformer: the two commands a reader needs are `make lab` and `make test`.
+# tformer: the commands a reader needs are `make install`, `make lab` and `make test`; `make help` lists the rest.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -16,7 +16,11 @@ ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # Running as root (containers, CI) needs --allow-root; a normal user does not.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install lab test test-unit test-notebooks test-notebooks-threads check-notebooks prose html pdf screenshots check-newest sync colab lint po clean
+.PHONY: help install lab test test-unit test-notebooks test-notebooks-threads check-notebooks prose html pdf screenshots check-newest sync colab lint po clean
+
+## make help: list the make targets, with what each does.
+help:
+	@sed -n 's/^## make //p; s/^## /    /p' $(MAKEFILE_LIST)
 
 install: $(STAMP)
 

@@ -37,7 +37,8 @@ for its job, so a new piece goes where its job is (the chapter that introduces e
         book/                the notebooks' helpers: environment, plot (attention heatmaps, styles), results, exercises,
                              diagrams, source; shipped (the trained models the book ships, 10, 17); poet (trains
                              chapter 17's small GPT, 17); playground (your own sentence through the shipped
-                             translator, your own opening line through the shipped poet, 10, 17)
+                             translator, your own opening line through the shipped poet, 10, 17); topics
+                             (fine-tuning the shipped encoders on HSK topics, 12)
         environment.py       seeding, devices and the training clock, shared by the library and the book
         _checks.py           argument checks, one message format, shared by every module
 

@@ -59,9 +59,9 @@ def seed_everything(seed: int) -> None:
 
     Raises:
         TypeError: if ``seed`` is not an ``int``.
-        ValueError: if ``seed`` is negative.
+        ValueError: if ``seed`` is negative or 2⁶³ or more (torch's generator takes a signed 64-bit seed).
     """
-    seed = check_int("seed", seed, 0)
+    seed = check_int("seed", seed, 0, 2**63 - 1)  # torch's generator takes a signed 64-bit seed
     random.seed(seed)
     np.random.seed(seed % 2**32)  # noqa: NPY002 -- seeding the legacy global generator is the point
     torch.manual_seed(seed)  # also seeds every CUDA device

@@ -259,3 +259,63 @@ def test_the_2024_block_refuses_another_dropout(dropout: object) -> None:
 
     with pytest.raises(ValueError, match=r"^dropout: expected 0.0 \(fixed by the 2024 block\), got "):
         ModernDecoderConfig(vocab_size=20, d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=dropout)
+
+
+@pytest.mark.parametrize(
+    "clip, error, message",
+    [
+        (-1.0, ValueError, r"^clip_grad_norm: expected a number > 0, got -1.0$"),
+        (0, ValueError, r"^clip_grad_norm: expected a number > 0, got 0$"),
+        (float("nan"), ValueError, r"^clip_grad_norm: expected a number > 0, got nan$"),
+        ("1", TypeError, r"^clip_grad_norm: expected a number, got str$"),
+        (True, TypeError, r"^clip_grad_norm: expected a number, got bool$"),
+    ],
+)
+def test_train_refuses_a_clip_that_would_stop_or_reverse_training(clip: object, error: type, message: str) -> None:
+    from tformer.training.train import train
+
+    model = torch.nn.Linear(2, 1)
+    batches = [(torch.randn(4, 2), torch.randn(4, 1))]
+
+    def loss_fn(m: torch.nn.Module, batch: tuple) -> tuple[torch.Tensor, int]:
+        return torch.nn.functional.mse_loss(m(batch[0]), batch[1]), 4
+
+    before = [p.detach().clone() for p in model.parameters()]
+    with pytest.raises(error, match=message):
+        train(model, batches, loss_fn, max_steps=2, clip_grad_norm=clip, progress=False, device="cpu")
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))  # refused before a step
+
+
+@pytest.mark.parametrize("device", ["tpu", "meta", 0])
+def test_train_names_a_device_it_cannot_use(device: object) -> None:
+    from tformer.training.train import train
+
+    with pytest.raises((ValueError, TypeError), match=r"^device: expected "):
+        train(torch.nn.Linear(2, 1), [torch.zeros(1)], lambda m, b: (m(b), 1), max_steps=1, progress=False,
+              device=device)
+
+
+def test_a_seed_must_fit_torchs_generator() -> None:
+    from tformer.environment import seed_everything
+
+    seed_everything(2**63 - 1)
+    with pytest.raises(ValueError, match=r"^seed: expected an int in \[0, 9223372036854775807\], got 18446744073709551615$"):
+        seed_everything(2**64 - 1)
+
+
+def test_encode_refuses_ids_and_other_non_tokens() -> None:
+    from tformer.data.text import Vocab
+
+    vocab = Vocab.build([["猫", "追"]])
+    with pytest.raises(TypeError, match=r"^tokens\[0\]: expected a str token, got int \(decode ids, not encode\)$"):
+        vocab.encode([4, 5])
+    with pytest.raises(TypeError, match=r"^tokens\[1\]: expected a str token, got bytes$"):
+        vocab.encode(["猫", b"x"])
+
+
+@pytest.mark.parametrize("eps", [0, 0.0, float("inf")])
+def test_the_2024_block_refuses_an_eps_rmsnorm_cannot_use(eps: float) -> None:
+    from tformer.variants.modern_block import ModernDecoderConfig
+
+    with pytest.raises(ValueError, match=r"^norm_eps: expected a "):
+        ModernDecoderConfig(vocab_size=20, d_model=16, num_heads=2, num_layers=1, d_ff=32, norm_eps=eps)

@@ -79,7 +79,7 @@ def time_cosine_schedule(
     check_type("optimizer", optimizer, torch.optim.Optimizer)
     if not callable(clock):
         raise TypeError(f"clock: expected a function that returns seconds, got {type(clock).__name__}")
-    _check_budget(budget_s)
+    budget_s = _check_budget(budget_s)
     warmup_share = check_number("warmup_share", warmup_share, 0.0, 1.0, open_max=True)
     floor = check_number("floor", floor, 0.0, 1.0, open_max=True)
     if warmup_steps is not None:
@@ -166,7 +166,7 @@ def train_poet(
     """
     check_type("data", data, PoemData, "PoemData (poem_data())")
     seed = check_int("seed", seed, 0, 2**63 - 1)
-    _check_budget(budget_s)
+    budget_s = _check_budget(budget_s)
     device = check_device(device)
     check_type("progress", progress, bool)
     if data.validation.numel() <= CONTEXT:

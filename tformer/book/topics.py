@@ -114,8 +114,9 @@ def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data
     Raises:
         TypeError: if ``start`` is not an encoder-only model or ``None``, ``config`` is not a dict, or ``data`` is
             not a TopicData (and as ``EncoderOnlyTransformer`` for the config's entries).
-        ValueError: on a ``start`` built with another config, a ``fraction`` outside ``(0, 1]``, a negative
-            ``seed``, ``steps`` < 1, or an unknown device.
+        ValueError: on a ``start`` built with another config, a ``config`` whose ``num_classes`` is not the
+            number of topics or whose ``pad_id`` is not ``PAD_ID``, a ``fraction`` outside ``(0, 1]`` or too
+            small to label one sentence, a negative ``seed``, ``steps`` < 1, or an unknown device.
     """
     if start is not None:
         check_type("start", start, EncoderOnlyTransformer, "an EncoderOnlyTransformer or None")
@@ -125,8 +126,14 @@ def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data
     seed = check_int("seed", seed, 0)
     steps = check_int("steps", steps, 1)
     device = check_device(device, "fine-tuned model")
+    if round(fraction * len(data.x_train)) < 1:
+        raise ValueError(f"fraction: expected a share that labels at least one of the {len(data.x_train)} training "
+                         f"sentences, got {fraction!r}")  # fmt: skip
     seed_everything(seed)
     model = EncoderOnlyTransformer(**config)  # the control: random weights
+    if (model.config.num_classes, model.config.pad_id) != (len(data.topics), PAD_ID):  # the head, the padding
+        raise ValueError(f"config: expected num_classes={len(data.topics)} (data's topics) and pad_id={PAD_ID} (the "
+                         f"padding of the batches), got {model.config.num_classes} and {model.config.pad_id}")
     if start is not None:
         if start.config != model.config:  # else load_state_dict fails inside torch, on a tensor's shape
             raise ValueError(f"start: expected an encoder built from config, got one built as {start.config}")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from tformer._checks import check_flags, check_ids, check_int, check_strs, check_tensor
+from tformer._checks import check_flags, check_ids, check_int, check_strs, check_tensor, is_int, type_name
 
 __all__ = [
     "BOS_ID",
@@ -158,7 +158,8 @@ class Vocab:
             max_len: if given, raise when the result (specials included) is longer.
 
         Raises:
-            TypeError: if ``tokens`` is a ``str`` or a tensor, or ``max_len`` is not an int.
+            TypeError: if ``tokens`` is a ``str`` or a tensor, holds something other than str tokens, or
+                ``max_len`` is not an int.
             ValueError: on an unknown token (a special token's spelling included) in strict mode, a negative
                 ``max_len``, or a sequence longer than ``max_len``.
         """
@@ -172,7 +173,10 @@ class Vocab:
         if isinstance(tokens, Tensor):
             raise TypeError("tokens: expected a list of tokens (str), got a Tensor (ids are already encoded)")
         ids = [BOS_ID] if add_bos else []
-        for tok in tokens:
+        for i, tok in enumerate(tokens):
+            if not isinstance(tok, str):  # ids or bytes would all become <unk>, silently
+                raise TypeError(f"tokens[{i}]: expected a str token, got {type_name(tok)} (decode ids, not encode)"
+                                if is_int(tok) else f"tokens[{i}]: expected a str token, got {type_name(tok)}")
             idx = self.stoi.get(tok)
             if idx is not None and idx < len(SPECIAL_TOKENS):
                 idx = None  # a special token's spelling in text is a word the vocabulary lacks

@@ -26,7 +26,7 @@ from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and
 
 from tformer._checks import check_flags, check_int, check_number, check_type, is_number
 from tformer.data.text import BOS_ID, PAD_ID, Vocab
-from tformer.environment import get_device, seed_everything, training_clock
+from tformer.environment import check_device, get_device, seed_everything, training_clock
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
 
 __all__ = [
@@ -332,9 +332,11 @@ def train(
         A :class:`History`.
 
     Raises:
-        ValueError: if no budget is given, a budget or ``lr`` is not positive, the batches are empty, the
-            loss is not finite (the message names the step), or ``stop_when`` is given without ``evaluate``.
-        TypeError: if ``stop_when`` is given and not callable.
+        ValueError: if no budget is given, a budget, ``lr`` or ``clip_grad_norm`` is not positive, ``device``
+            names no device this machine has, the batches are empty, the loss is not finite (the message names
+            the step), or ``stop_when`` is given without ``evaluate``.
+        TypeError: if ``stop_when`` is given and not callable, or ``clip_grad_norm`` is not a number or
+            ``device`` not a str or ``torch.device``.
 
     A one-shot iterator (a generator) as ``batches`` trains for one pass; when it is spent, training stops
     with ``stop_reason == "batches_exhausted"`` (pass a list or a re-iterable to train for several epochs).
@@ -358,8 +360,9 @@ def train(
             raise ValueError("stop_when: expected an evaluate function to read the metrics from, got evaluate=None")
     if optimizer is None:
         check_number("lr", lr, 0.0, open_min=True)
-    if device is None:
-        device = get_device()
+    if clip_grad_norm is not None:  # 0 would stop training and a negative norm reverse it, silently
+        clip_grad_norm = check_number("clip_grad_norm", clip_grad_norm, 0.0, open_min=True)
+    device = get_device() if device is None else check_device(device, "model to train")
     if seed is not None:
         seed_everything(seed)
     model.to(device)

@@ -195,7 +195,9 @@ class ModernDecoderConfig(ModelConfig):
                 object.__setattr__(self, name, wanted)  # frozen: stored as the float it stands for
         super().__post_init__()
         check_number("rope_base", self.rope_base, 0.0, open_min=True)
-        check_number("norm_eps", self.norm_eps, 0.0)
+        eps = check_number("norm_eps", self.norm_eps, 0.0, open_min=True)  # RMSNorm divides by √(mean + eps)
+        if not math.isfinite(eps):
+            raise ValueError(f"norm_eps: expected a finite number > 0, got {self.norm_eps!r}")
 
     @property
     def kv_heads(self) -> int:

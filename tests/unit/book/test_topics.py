@@ -78,6 +78,7 @@ def test_a_run_again_gives_the_stored_accuracy(record: dict, data: TopicData) ->
         ({"start": "bert"}, TypeError, r"^start: expected an EncoderOnlyTransformer or None, got str$"),
         ({"data": [[5, 6]]}, TypeError, r"^data: expected TopicData, got list$"),
         ({"config": None}, TypeError, r"^config: expected a dict of EncoderOnlyTransformer arguments, got NoneType$"),
+        ({"fraction": 1e-4}, ValueError, r"^fraction: expected a share that labels at least one of the 3467 training "),
         ({"steps": 0}, ValueError, r"^steps: expected a positive int, got 0$"),
         ({"device": "tpu"}, ValueError, r"^device: expected a torch device"),
     ],
@@ -108,3 +109,9 @@ def test_fine_tune_refuses_a_start_built_from_another_config(record: dict, data:
 def test_fine_tune_takes_numpy_numbers(record: dict, data: TopicData) -> None:
     plain = fine_tune(None, record["config"], data, 0.05, seed=1, steps=2)
     assert fine_tune(None, record["config"], data, np.float64(0.05), seed=np.int64(1), steps=np.int32(2)) == plain
+
+
+@pytest.mark.parametrize("change", [{"num_classes": 5}, {"pad_id": 1}])
+def test_fine_tune_refuses_a_config_that_does_not_fit_the_data(record: dict, data: TopicData, change: dict) -> None:
+    with pytest.raises(ValueError, match=r"^config: expected num_classes=19 \(data's topics\) and pad_id=0 "):
+        fine_tune(None, {**record["config"], **change}, data, 0.05, seed=0, steps=1)
