@@ -297,7 +297,7 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 # - **left side only** (what writing needs): only the words before the gap, then `<mask>`. This is the
 #   encoder-only model used as a next-word predictor;
 # - **left side, right side masked**: the words before the gap, then `<mask>` in place of the gap *and* of
-#   every word after it. A control: with the left side alone the sentence seems to end at the gap, which
+#   every word after it. A check: with the left side alone the sentence seems to end at the gap, which
 #   the model never saw in training; here the length is kept and only the right-hand words are withheld.
 #
 # Two references: always answering the most frequent training word ("the"), and the same blocks trained the
@@ -312,7 +312,8 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 # loss that goes with it (the next word instead of the hidden ones), and so in how many words each step
 # teaches: the twin is scored on every word, the encoder-only model on the 15% chosen, about one in seven.
 # The twin gets 100<!-- result: twin_steps --> steps against the encoder-only model's
-# 500<!-- result: word_steps --> to keep the CPU run short (with `BIG` both get the same number): it sees
+# 500<!-- result: word_steps --> to keep the CPU run short, since each of its steps teaches about six times as
+# many words (on a GPU, where time is cheap, both get the same number): it sees
 # 3,200<!-- result: twin_sentences --> sentences against 15,976<!-- result: mlm_sentences -->, and a fifth of
 # the compute, yet is scored on more words in all, 45,790<!-- result: twin_words --> against
 # 36,038<!-- result: mlm_scored_words.min -->–36,338<!-- result: mlm_scored_words.max --> (printed below). Every
@@ -482,7 +483,9 @@ plt.show()
 #
 # Part of that fall may be a quirk of the probe: with nothing after `<mask>`, the sentence seems to end at the
 # gap, and in training a final `<mask>` always hid a sentence's last word, so the model may guess words that
-# end sentences (in some runs it does, the block below counts them). Keep the length and withhold only the right-hand words (*right side masked*), and the
+# end sentences: 37.65<!-- result: left_guess_final_pct.min -->–54.65<!-- result: left_guess_final_pct.max -->% of
+# its left-side-only guesses are such words, against 38.6<!-- result: final_answer_pct -->% of the right answers
+# (in the run with the fewest, no more than the answers). Keep the length and withhold only the right-hand words (*right side masked*), and the
 # encoder-only model recovers more than a third of the fall in 2<!-- result: length_helps_seeds --> of the 3
 # runs and almost none in the other. In every run it stays below its own score with both sides and below the
 # twin. Asking it to
@@ -683,19 +686,18 @@ plt.show()
 # %% [markdown]
 # With a fifth of the labels (693<!-- result: labelled_20 --> sentences) the pre-trained encoder scored higher
 # in all three runs (30.3%<!-- result: pre_20 --> against 27.2%<!-- result: scratch_20 --> on average); with all
-# the labels it scored lower in all three; with a twentieth, mixed (the figure). Yet these gaps are small against
-# the test set's own noise: at accuracies like these on 400 sentences, a gain's standard error is about
-# 3.2<!-- result: gain_sd --> points (the band; the arms share their test sentences, which can make it
-# smaller). The largest gain, 5.00<!-- result: gain_20.max --> points, is about one and a half of those, a gap
-# that noise alone makes now and then, and the gains move by as much from seed to seed; so none of them is a
-# clear signal; and with a twentieth, where
-# ULMFiT's gain was largest, no clear benefit: its sign changes with the seed. Why pre-training cost a little with all
-# the labels was not tested (the fixed 150<!-- result: finetune_steps --> fine-tuning steps and a learning rate
-# higher than BERT's are candidates). The task is far from solved: every score is far below a perfect score (though far
-# above always answering the most frequent topic, 8.3%<!-- result: majority_topic -->). So this small run shows how BERT's recipe
-# is carried out, not its power: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1),
-# while here the unlabelled text is the labelled text plus 400 sentences, so pre-training can add little
-# that the run with all the labels does not see anyway.
+# the labels it scored lower in all three; with a twentieth, where ULMFiT's gain was largest, the sign changes
+# with the seed (the figure). None of these gaps is a clear signal. At accuracies like these on 400 sentences
+# a gain's standard error is about 3.2<!-- result: gain_sd --> points (the band shows one either side; noise
+# alone falls outside such a band about one time in three), the largest gain,
+# 5.00<!-- result: gain_20.max --> points, is about one and a half of those, and the gains move by as much from
+# seed to seed. Little was to be expected: BERT
+# pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1), while here the unlabelled text is the
+# labelled text plus 400 sentences, so pre-training can add little that the run with all the labels does not
+# see anyway. This small run shows how BERT's recipe is carried out, not its power. Why pre-training cost a
+# little with all the labels was not tested (the fixed 150<!-- result: finetune_steps --> fine-tuning steps and
+# a learning rate higher than BERT's are candidates). The task is far from solved: every score is far below a
+# perfect score (though far above always answering the most frequent topic, 8.3%<!-- result: majority_topic -->).
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
@@ -729,7 +731,10 @@ plt.show()
 # -3.75<!-- result: gain_100.min --> to -0.50<!-- result: gain_100.max --> (asserted: ahead on every seed with a
 # fifth, behind on every seed with all). One test sentence is 0.25<!-- result: one_sentence_pts --> points, and
 # the standard error of an accuracy like these, measured on 400 sentences, is 2.3<!-- result: sampling_sd -->
-# points, comparable to the mean gains. Some of the 19<!-- result: num_topics --> topics are broad by name
+# points, comparable to the mean gains; a gain's, √2 times that if the two accuracies were independent, is
+# 3.2<!-- result: gain_sd --> points. Both arms are scored on the same sentences, so the ones both get right or
+# both get wrong cancel out of a gain, which can make its true standard error smaller (the grid stores only
+# accuracies, so it was not computed). Some of the 19<!-- result: num_topics --> topics are broad by name
 # (`misc`, `objects_misc`). Settling the question would take more unlabelled text, a longer pre-training, a
 # fine-tuning recipe chosen per arm on the validation split, and more seeds.
 #

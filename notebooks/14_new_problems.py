@@ -984,8 +984,8 @@ plt.show()
 # LLaMA (Touvron et al. 2023a, §2.2) uses pre-normalisation with RMSNorm, SwiGLU and rotary embeddings, and
 # its released code has no biases; Llama 2 adds grouped-query attention to its 34B and 70B models (Touvron et al. 2023b, §2.2), Llama 3
 # (2024) to every size. The "2017-style" side is the book's `DecoderOnlyTransformer` in GPT-2's arrangement:
-# pre-norm, a final LayerNorm, learned positions, and ReLU (the 2017 paper used post-norm and sinusoids, GPT-2
-# a smooth ReLU). The "2024 block" of `tformer.variants.ModernDecoderLM` changes five things:
+# pre-norm, a final LayerNorm, learned positions, but ReLU where GPT-2 has GELU, a smooth ReLU (the 2017
+# paper: post-norm, sinusoids). The "2024 block" of `tformer.variants.ModernDecoderLM` changes five things:
 #
 # | | 2017-style block (GPT-2's norm placement) | 2024 block (`ModernDecoderLM`) |
 # |---|---|---|
@@ -1006,9 +1006,11 @@ plt.show()
 # Shared: D = 64 (chapter 12's width; small, so six runs fit into this chapter's time), H = 4 heads
 # of Dh = 16, 2 layers, embeddings multiplied by √D, Xavier initialisation (each matrix's random weights scaled
 # by its size), an untied output layer after a final
-# norm, the same optimiser, and for a given seed the same windows of text in the same order. The SwiGLU's
-# width F (wider than the usual 2/3 · 4D, narrower than the ReLU block's F, since SwiGLU has three
-# matrices) is solved from `modern_lm_parameter_count`.
+# norm, the same optimiser, and for a given seed the same windows of text in the same order. SwiGLU has three
+# matrices where the ReLU block has two, so its width F must be smaller for the same parameters (the usual
+# choice, 2/3 · 4D, keeps it at the size of a two-matrix block of width 4D). Here F is solved from
+# `modern_lm_parameter_count` so that the whole models match: 207 against 2/3 · 256 ≈ 171, because the
+# parameters that grouped-query attention and the dropped biases free go into the FFN.
 #
 # </details>
 
@@ -1247,7 +1249,7 @@ print(f"2017 block at the 2024 block's step count: "
 # %% [markdown]
 # In about the same measured time the 2024 block ends about half a nat per character lower than the 2017-style
 # block, in all three runs, although its steps are slower on one CPU thread in this code and it took fewer of
-# them. For the first two seconds or so the 2017-style block, whose steps are cheaper, is the lower; then it
+# them. For about the first third of the race the 2017-style block, whose steps are cheaper, is the lower; then it
 # slows down near the bigram level of chapter 12 while the 2024 block keeps falling. This is one small size,
 # one short training time and one text: a race of two packages of changes, not a measurement of which change
 # helps.
@@ -1263,12 +1265,13 @@ print(f"2017 block at the 2024 block's step count: "
 # block. At half the time the two stood at
 # **2.28**<!-- result: race_half_2024.min -->–**2.31**<!-- result: race_half_2024.max --> (2024) and
 # **2.440**<!-- result: race_half_2017 --> (2017-style).
-# On one thread, as stored, the 2024 block is the *slower* model: one of its steps cost
+# On one thread, in this run, the 2024 block is the *slower* model: one of its steps cost
 # 1.24<!-- result: race_step_cost --> steps of the 2017 block in the timing (the rounds ranged
 # 1.14<!-- result: race_step_cost_rounds.min -->–1.32<!-- result: race_step_cost_rounds.max -->), so it took
 # **161**<!-- result: race_steps_2024 --> steps in the same time. Measured afterwards, the 2024 runs took
-# 100<!-- result: race_time_share.min -->–103<!-- result: race_time_share.max -->% of their partners' seconds, a
-# little more on average; compared at the end of the shorter run of each pair, the 2024 block still stood at
+# slightly longer, 100<!-- result: race_time_share.min -->–103<!-- result: race_time_share.max -->% of their
+# partners' seconds, so the two are also compared at the same second: at the end of the shorter run of each
+# pair, the 2024 block stood at
 # 1.76<!-- result: race_equal_s_2024.min -->–1.80<!-- result: race_equal_s_2024.max --> nats per character
 # against 2.317<!-- result: race_equal_s_2017.min -->–2.322<!-- result: race_equal_s_2017.max --> (asserted for
 # every seed, as is the lower final loss).
@@ -1288,8 +1291,8 @@ print(f"2017 block at the 2024 block's step count: "
 #
 # What the race supports, and what it does not:
 #
-# - It holds for three seeds at this budget, at this size, on one text, on one machine: the timing sets the
-#   2024 block's steps. At this budget the 2017-style model
+# - It holds for three seeds at this budget, at this size, on one text, on one machine, whose timing set
+#   the 2024 block's step count. At this budget the 2017-style model
 #   has only just passed the bigram model of chapter 12 (**2.391**<!-- result: race_bigram --> nats per
 #   character), so the race measures how fast each block gets going. Whether the gap stays, shrinks or closes
 #   with a longer budget or a larger model is not measured here (`RACE_STEPS` is one number to change).
