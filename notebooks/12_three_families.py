@@ -67,7 +67,8 @@ if "google.colab" in sys.modules:
 # - **language model**: a model of the next token given the earlier ones; its loss in **nats per character**
 #   is the mean of −ln p(next character).
 # - **bigram model**: p(next character | current character), counted.
-# - **temperature**: divide the logits by T before the softmax when sampling; low T sharpens, high T flattens.
+# - **temperature**: divide the logits by T before the softmax when sampling; low T sharpens, high T flattens
+#   (T = 0 stands for greedy decoding: always the most likely token).
 # - **pre-training / fine-tuning**: first train on a task that needs no labels, on much text; then train the
 #   same weights a little on the labelled task.
 
@@ -220,8 +221,8 @@ assert bert_shift > 1e-3 and gpt_shift == 0.0  # exactly 0: the causal mask give
 # Both one-stack families share one body, `_TokenStack`, the code below; the only switch is `causal`. With
 # `causal=False` (the encoder-only model) the mask is the padding mask alone, so every word sees the whole
 # sentence in both directions; with `causal=True` (the decoder-only model of section 3) the line
-# `mask = causal_mask(L, past + L)` hides every later position, aligned to the bottom right when a cache holds
-# `past` earlier tokens. The two models' own code is one line each: `EncoderOnlyTransformer.encode` calls
+# `mask = causal_mask(L, past + L)` hides every later position; when a cache already holds earlier tokens
+# (`past` of them), the L new rows are the last rows of the full mask, so each still sees everything before it. The two models' own code is one line each: `EncoderOnlyTransformer.encode` calls
 # the body with `causal=False`, `DecoderOnlyTransformer.forward` with `causal=True`, then the output layer.
 
 # %%
@@ -482,13 +483,9 @@ plt.show()
 # seven, so this ranks two training recipes as well as two masks.
 #
 # Part of that fall may be a quirk of the probe: with nothing after `<mask>`, the sentence seems to end at the
-# gap, and in training a final `<mask>` always hid a sentence's last word, so the model may guess words that
-# end sentences: 37.65<!-- result: left_guess_final_pct.min -->–54.65<!-- result: left_guess_final_pct.max -->% of
-# its left-side-only guesses are such words, against 38.6<!-- result: final_answer_pct -->% of the right answers
-# (in the run with the fewest, no more than the answers). Keep the length and withhold only the right-hand words (*right side masked*), and the
-# encoder-only model recovers more than a third of the fall in 2<!-- result: length_helps_seeds --> of the 3
-# runs and almost none in the other. In every run it stays below its own score with both sides and below the
-# twin. Asking it to
+# gap, which training never showed. Keeping the sentence's length (*right side masked*: every right-hand word
+# replaced by `<mask>`) gives some of it back in some runs and almost none in others (the block below). In
+# every run the encoder-only model stays below its own score with both sides and below the twin. Asking it to
 # write is like asking someone who has only ever done cloze tests with the whole page in view to continue a
 # story with the rest of the page covered. That is why BERT-style models are used to understand text
 # (classify it, tag it, embed it) and GPT-style models to write it.
@@ -505,10 +502,12 @@ plt.show()
 # (500<!-- result: word_steps --> and 100<!-- result: twin_steps --> steps of 32 sentences; the twin is also
 # scored on many more words per step, so this ranking is one of recipes, not only of masks).
 #
-# The probe's quirk: in training a final `<mask>` was always a sentence's last word;
-# with the left side alone, 37.65<!-- result: left_guess_final_pct.min -->–54.65<!-- result: left_guess_final_pct.max -->%
-# of the encoder-only model's guesses are words that end a training sentence, against
-# 38.6<!-- result: final_answer_pct -->% of the right answers;
+# The probe's quirk: in training a final `<mask>` was always a sentence's last word, so with nothing after the
+# gap the model may guess words that end sentences. It does in some runs: with the left side alone,
+# 37.65<!-- result: left_guess_final_pct.min -->–54.65<!-- result: left_guess_final_pct.max -->% of its guesses
+# are such words, against 38.6<!-- result: final_answer_pct -->% of the right answers (in the run with the
+# fewest, no more than the answers). With the right side masked the encoder-only model recovers more than a
+# third of the fall in 2<!-- result: length_helps_seeds --> of the 3 runs and almost none in the other.
 # 61<!-- result: final_types --> of the 122<!-- result: word_types --> word types ever end a sentence here, and
 # 61.4<!-- result: never_final_pct -->% of the gaps' answers never do. The encoder-only
 # model scores 22.20<!-- result: mlm_acc_left_masked.min -->–29.95%<!-- result: mlm_acc_left_masked.max --> with
@@ -567,7 +566,7 @@ print(f"{len(topics)} topics; {len(unlabelled):,} unlabelled sentences for pre-t
 # of a uniform guess, and the entropy of the characters' frequencies, about the loss of a guess that ignores
 # the context. (The masked-token loss can dip a little below that second reference without using the context:
 # one hidden character in ten is shown as itself, and those are easy.) The short demonstration only gets down to
-# about the second (it learns which characters are
+# about the second reference (it learns which characters are
 # frequent); getting below it, by using the context, is what the shipped encoders' longer training bought.
 
 # %% tags=["nbval-ignore-output"]
@@ -987,7 +986,7 @@ for temperature in (0.0, 0.5, 0.8, 1.2):
 # After 200<!-- result: lm_tf_steps --> steps of training the model has learned the texture of English more than
 # its words: spaces, short common words ("the", "in", "at") and letter combinations that look like English.
 # Greedy decoding falls into a loop of "the" at once; by eye, the higher the temperature, the less the text
-# looks like words, and at T = 1.2 capitals, digits and punctuation appear in the middle of words. (All four
+# looks like words, and at T = 1.2 capitals, quotes and brackets appear in the middle of words. (All four
 # samples draw the same random numbers, so their beginnings can look alike.) Chapter 10's translator needed
 # its full run to become good; a character model of real text needs far more than this notebook can spend.
 #
@@ -1090,9 +1089,8 @@ plt.show()
 # The tokens are identical. Without the cache, step t reprocesses all t earlier positions, so the total work
 # grows at least with the square of the length (the attention inside each step grows too); with it, each
 # step handles one position. At this small size, though, each step's fixed cost (the Python loop, the calls
-# into torch) outweighs the growing part, so both lines look nearly straight and the saving stays modest, larger
-# at 192 characters than at 32 but not growing steadily (printed above); the square shows in the long outputs of
-# large models. The saving is available only to a model whose earlier states do not depend on later tokens.
+# into torch) is a large part of the time, so the saving stays modest, though it grows with the length
+# (printed above, from 32 to 192 characters); the square dominates in the long outputs of large models. The saving is available only to a model whose earlier states do not depend on later tokens.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>

@@ -38,7 +38,7 @@ if "google.colab" in sys.modules:
 # The Transformer removed recurrence's sequential wall and its long paths, and brought costs of its own:
 # an n × n attention matrix, a key/value cache that grows with every generated token, feed-forward layers
 # that hold a large share of the parameters, trouble with inputs longer than any seen in training. The source
-# articles end with a table of these troubles and their standard fixes. This chapter runs each one at a
+# articles (the three Chinese articles this book follows, see the preface) end with a table of these troubles and their standard fixes. This chapter runs each one at a
 # size a laptop can handle and measures what it buys.
 #
 # **What you will learn**
@@ -52,7 +52,7 @@ if "google.colab" in sys.modules:
 #   fused attention kernel on a CPU;
 # - a mixture-of-experts feed-forward layer: total against active parameters;
 # - why models fail beyond their training length, and what state-space models (Mamba) bring back from RNNs;
-# - a race at nearly equal parameters and equal measured training time: the 2017 block against a 2024 (Llama-style) block.
+# - a race at nearly equal parameters and about equal measured training time: the 2017 block against a 2024 (Llama-style) block.
 #
 # **Prerequisites:** chapter 07 (multi-head attention), 10 (the KV cache in decoding) and 13 (how we count
 # FLOPs, time layers and measure memory).
@@ -102,13 +102,18 @@ print(f"device: {device.type}")
 # | the FFN costs too many parameters | parameters explode as models grow | MoE: many experts, only a few active | §6 |
 # | — | "Mamba takes back the RNN's linear complexity, keeps parallel training" | state-space models | §8 |
 #
-# (The first three columns are the source articles'.) A second table in the source articles adds: sparse attention (Longformer, BigBird), linear attention
+# <details class="measured"><summary>Where the table comes from, and one correction</summary>
+#
+# The first three columns are the source articles'. A second table in the source articles adds: sparse attention (Longformer, BigBird), linear attention
 # ("Performer, Reformer: O(n)"), state-space models ("Mamba, S4, S5", O(n)), local windows (Swin Transformer) and FlashAttention
 # ("IO-aware"). Swin is not §3's sliding window: it computes attention inside fixed, non-overlapping windows
 # of the image and shifts the partition every other layer (Liu et al. 2021, §3.2), a blocked local window
 # rather than one that moves with each token. One correction before we start:
 # Reformer is not linear attention. It buckets keys by locality-sensitive
-# hashing and costs O(n log n) (Kitaev et al. 2020); Performer (Choromanski et al. 2021) is the linear one.
+# hashing (similar keys land in the same bucket, and each query looks only inside its own) and costs
+# O(n log n) (Kitaev et al. 2020); Performer (Choromanski et al. 2021) is the linear one.
+#
+# </details>
 
 # %% [markdown]
 # ## 1 · "Double the length, four times the compute"
@@ -172,8 +177,9 @@ _ = results.record("kv_tiny_bytes", measured)
 # linearly with every token generated and with every sequence in the batch.
 #
 # **Grouped-query attention** (GQA, Ainslie et al. 2023) splits the H query heads into groups that each share
-# one key/value head. The paper's "GQA-G" counts the groups: G = H_kv key/value heads are computed and cached,
-# each serving R = H / H_kv query heads (Llama's code calls R `n_rep`); **multi-query attention** (MQA, Shazeer 2019) is the
+# one key/value head. Two numbers describe it: H_kv, the key/value heads (one per group, computed and cached;
+# the paper writes GQA-G with G = H_kv, as the figure below does), and R = H / H_kv, the query heads each one
+# serves; "the group size" below means R. **Multi-query attention** (MQA, Shazeer 2019) is the
 # extreme H_kv = 1. `tformer.variants.efficient.GroupedQueryAttention(d_model, num_heads, num_kv_heads)` broadcasts each
 # shared head over its group without copying it. The first check: with one query head per group
 # (num_kv_heads = num_heads), loaded with a multi-head attention's weights, it must *be* multi-head attention.
@@ -378,7 +384,8 @@ _ = results.record("band_factor", full / (4 * 256 * 16 * 64))
 # ## 4 · Linear attention: a kernel instead of the softmax, O(n) instead of O(n²)
 #
 # Softmax attention weighs value j for query i by exp(q_i·k_j/√Dh), normalised. Katharopoulos et al. (2020)
-# replace the exponential by a product of features, φ(q_i)·φ(k_j) with φ(x) = elu(x) + 1 (positive, so the
+# replace the exponential by a product of features, φ(q_i)·φ(k_j), a *kernel* (a similarity score between two
+# vectors), with φ(x) = elu(x) + 1, where elu(x) is x for x > 0 and eˣ − 1 below (so φ is positive and the
 # weights stay positive). Then the sum can be regrouped:
 #
 # out_i = Σ_j (φ(q_i)·φ(k_j)) v_j / Σ_j φ(q_i)·φ(k_j) = φ(q_i)ᵀ [Σ_j φ(k_j) v_jᵀ] / φ(q_i)ᵀ [Σ_j φ(k_j)].
@@ -585,8 +592,9 @@ plt.show()
 # The plain formula writes the n × n scores to memory, reads them back for the softmax, writes the weights,
 # reads them again for the product with V. FlashAttention (Dao et al. 2022) computes *the same numbers* tile
 # by tile in fast on-chip memory, keeping for each query a running maximum and a running sum (the "online
-# softmax"), so the n × n matrix never exists in main memory. Here is the idea in a few lines — keys in
-# blocks, one pass:
+# softmax"), so the n × n matrix never exists in main memory. It ships as a *fused kernel*: one compiled routine
+# that does all these steps in one go (a second meaning of "kernel", not §4's). Here is the idea in a few
+# lines — keys in blocks, one pass:
 
 # %%
 def attention_in_blocks(q, k, v, block=128):
@@ -706,14 +714,19 @@ _ = results.record("peak_fused_mib", peaks["torch fused SDPA"] / 2**20)
 
 # %% [markdown]
 # The plain formula peaks at **17.0**<!-- result: peak_plain_mib --> MiB — the four 1024 × 1024 score
-# matrices plus a Q-sized tensor (the cell runs without gradients, where the book's attention takes the
-# softmax in place; with autograd the scores and the weights are both kept, as chapter 13 measured) — the
-# fused kernel at **1.02**<!-- result: peak_fused_mib --> MiB,
+# matrices plus a Q-sized tensor — the fused kernel at **1.02**<!-- result: peak_fused_mib --> MiB,
 # little more than its output. Our block-by-block version sits between: it never holds a full score matrix,
 # but its (L, block) tiles and their temporaries live in main memory, where a real kernel keeps them in
 # on-chip registers and shared memory. Memory traffic is what costs time on a GPU, where reading and writing that
-# matrix is slower than the arithmetic on it; on a CPU we expect the gain to be smaller (no GPU run is stored
-# to compare). Measured here:
+# matrix is slower than the arithmetic on it; on a CPU we expect the gain to be smaller. Measured here:
+#
+# <details class="measured"><summary>How this was measured</summary>
+#
+# The cell runs without gradients, where the book's attention takes the softmax in place; with autograd the
+# scores and the weights are both kept, as chapter 13 measured. No GPU run is stored to compare the CPU's
+# speed-up with.
+#
+# </details>
 
 # %% tags=["nbval-ignore-output"]
 on_device = [t.to(device) for t in (q, k, v)]
@@ -727,10 +740,15 @@ torch.set_num_threads(threads)
 # %% [markdown]
 # The source articles' "same maths, different memory reads and writes" is exactly right: equal outputs, an n × n
 # matrix that never exists, and a speed-up that depends on how slow the memory is compared with the
-# arithmetic. (On a GPU torch's FlashAttention kernel runs only for float16 or bfloat16 inputs; with this
-# chapter's float32 it picks another fused kernel, so the GPU timing here is not FlashAttention's.) The
-# forward FLOPs are unchanged — FlashAttention is still O(n²) in time, only O(n) in memory; in training its
+# arithmetic. The forward FLOPs are unchanged — FlashAttention is still O(n²) in time, only O(n) in memory; in training its
 # backward pass recomputes the scores, spending a little more arithmetic to save the memory.
+#
+# <details class="measured"><summary>On a GPU</summary>
+#
+# torch's FlashAttention kernel runs only for float16 or bfloat16 inputs; with this chapter's float32 it picks
+# another fused kernel, so the GPU timing here is not FlashAttention's.
+#
+# </details>
 
 # %% [markdown]
 # ## 6 · Mixture of experts: many parameters, few of them active
