@@ -37,8 +37,8 @@ if "google.colab" in sys.modules:
 #
 # The original Transformer had both floors of the factory: a reading team (the encoder) and a writing team
 # (the decoder). Soon each floor was taken apart and used alone. BERT kept only the reading team, GPT only
-# the writing team, and T5 kept both. (The source articles add that each floor alone does even better; this
-# chapter measures what each floor does alone, not whether it beats the pair.) All three are built from the
+# the writing team, and T5 kept both. (The source articles, the three Chinese articles this book follows, add
+# that each floor alone does even better; this chapter does not test that.) All three are built from the
 # same blocks; what separates them is mostly the mask.
 #
 # **What you will learn**
@@ -212,7 +212,7 @@ assert bert_shift > 1e-3 and gpt_shift == 0.0  # exactly 0: the causal mask give
 # BERT's pre-training task is a cloze test: hide some words and predict them from the words around them
 # (Devlin et al. 2019, §3.1). We train a small encoder-only model on the English side of the running-example
 # corpus. BERT picks 15% of the tokens in each sequence ("15% of all WordPiece tokens in each sequence at
-# random"); we draw each word independently with probability 15%, as later implementations do (so a short
+# random"; WordPiece splits rare words into frequent pieces); we draw each word independently with probability 15%, as later implementations do (so a short
 # sentence may have none chosen); 80% of
 # those are replaced by a `<mask>` token, 10% by a random word and 10% left unchanged, and the loss is the
 # cross-entropy at the chosen positions only. BERT's reason for the 10% + 10%: `<mask>` never appears when
@@ -603,7 +603,7 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
 # %% [markdown]
 # Fine-tuning is the same for both arms: the sentence is summarised by the mean of its characters' vectors
 # (*mean pooling*), a linear layer turns that mean into a score per topic, and the whole model trains with AdamW
-# on batches of 32 labelled sentences; then it names the topic of each test sentence. (BERT itself summarises a
+# (Adam with weight decay, which shrinks every weight a little at each step) on batches of 32 labelled sentences; then it names the topic of each test sentence. (BERT itself summarises a
 # sentence by one extra position, `[CLS]`, trained by a second pre-training task this book does not run.)
 
 # %%
@@ -747,7 +747,8 @@ plt.show()
 # `help("if")`, `tformer.data.text.load_english_text`), so nothing is downloaded. Its loss is measured in **nats
 # per character** on held-out paragraphs: the average of −ln p(next character). Two baselines:
 #
-# - a **bigram** model: p(next | current character), counted on the training text (add-0.01 smoothing);
+# - a **bigram** model: p(next | current character), counted on the training text (add-0.01 smoothing: every
+#   count gets 0.01 added, so no pair has probability zero);
 # - an **LSTM** language model (chapter 01's cell, torch's fused version) trained on the same windows for
 #   about the same time as the Transformer.
 
