@@ -65,7 +65,8 @@ if "google.colab" in sys.modules:
 # - **masked-token prediction** (the cloze task): hide some tokens of a sentence and predict them from the
 #   rest.
 # - **language model**: a model of the next token given the earlier ones; its loss in **nats per character**
-#   is the mean of −ln p(next character).
+#   is the mean of −ln p(next character) (a *nat* is the unit of a loss taken with the natural logarithm; divide
+#   by ln 2 for bits).
 # - **bigram model**: p(next character | current character), counted.
 # - **temperature**: divide the logits by T before the softmax when sampling; low T sharpens, high T flattens
 #   (T = 0 stands for greedy decoding: always the most likely token).
@@ -221,8 +222,8 @@ assert bert_shift > 1e-3 and gpt_shift == 0.0  # exactly 0: the causal mask give
 # Both one-stack families share one body, `_TokenStack`, the code below; the only switch is `causal`. With
 # `causal=False` (the encoder-only model) the mask is the padding mask alone, so every word sees the whole
 # sentence in both directions; with `causal=True` (the decoder-only model of section 3) the line
-# `mask = causal_mask(L, past + L)` hides every later position; when a cache already holds earlier tokens
-# (`past` of them), the L new rows are the last rows of the full mask, so each still sees everything before it. The two models' own code is one line each: `EncoderOnlyTransformer.encode` calls
+# `mask = causal_mask(L, past + L)` hides every later position (the `past` term matters only for the cache of
+# section 6). The two models' own code is one line each: `EncoderOnlyTransformer.encode` calls
 # the body with `causal=False`, `DecoderOnlyTransformer.forward` with `causal=True`, then the output layer.
 
 # %%
@@ -482,10 +483,11 @@ plt.show()
 # twin also learns from every word of its sentences where the encoder-only model learns from about one in
 # seven, so this ranks two training recipes as well as two masks.
 #
-# Part of that fall may be a quirk of the probe: with nothing after `<mask>`, the sentence seems to end at the
-# gap, which training never showed. Keeping the sentence's length (*right side masked*: every right-hand word
-# replaced by `<mask>`) gives some of it back in some runs and almost none in others (the block below). In
-# every run the encoder-only model stays below its own score with both sides and below the twin. Asking it to
+# Part of that fall may be a quirk of the probe: in training, a `<mask>` with nothing after it always hid a
+# sentence's last word, so the model may guess a sentence-ending word. A check that keeps the sentence's
+# length (*right side masked*) gives back part of the fall in some runs, almost none in others (the block
+# below). Either way, in every run the encoder-only model reading the left side stays below its own score with
+# both sides and below the twin. Asking it to
 # write is like asking someone who has only ever done cloze tests with the whole page in view to continue a
 # story with the rest of the page covered. That is why BERT-style models are used to understand text
 # (classify it, tag it, embed it) and GPT-style models to write it.
@@ -559,7 +561,7 @@ print(f"{len(topics)} topics; {len(unlabelled):,} unlabelled sentences for pre-t
 
 # %% [markdown]
 # Pre-training long enough to help takes minutes, so the book ships three pre-trained encoders inside the
-# package, made by `benchmarks/pretrain_hsk_mlm.py` with the function above and stored with what made them.
+# package, made with the function above (`benchmarks/pretrain_hsk_mlm.py` is the script).
 # (This is how pre-trained models are used in practice: someone pays for pre-training once, and everyone
 # fine-tunes.) Below, the function first runs for a few steps from scratch, to show that the loss falls;
 # then the shipped encoders are loaded and their own records printed, beside two references: ln V, the loss
@@ -610,11 +612,9 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
 show_source(fine_tune, docstrings=False)
 
 # %% [markdown]
-# Three seeds, three shares of the labels and two arms make 18 fine-tuning runs of 150<!-- result: finetune_steps -->
-# steps, too long for this page, so the grid was run once, by `benchmarks/finetune_hsk_topics.py` with the
-# function above, and its accuracies ship with the package. Below, one pair of it runs again (seed 2 with a
-# fifth of the labels, both arms) and must give the stored numbers on a CPU (a GPU rounds differently); any
-# other run can be repeated the same way.
+# The study has 18 fine-tuning runs of 150<!-- result: finetune_steps --> steps (three seeds, three shares of
+# the labels, two arms), too long for this page: they were run once with the function above and their
+# accuracies ship with the package. One pair runs again below, and gives the stored numbers.
 
 # %%
 record = load_finetune_record()
@@ -693,9 +693,7 @@ plt.show()
 # seed to seed. Little was to be expected: BERT
 # pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1), while here the unlabelled text is the
 # labelled text plus 400 sentences, so pre-training can add little that the run with all the labels does not
-# see anyway. This small run shows how BERT's recipe is carried out, not its power. Why pre-training cost a
-# little with all the labels was not tested (the fixed 150<!-- result: finetune_steps --> fine-tuning steps and
-# a learning rate higher than BERT's are candidates). The task is far from solved: every score is far below a
+# see anyway. This small run shows how BERT's recipe is carried out, not its power. The task is far from solved: every score is far below a
 # perfect score (though far above always answering the most frequent topic, 8.3%<!-- result: majority_topic -->).
 
 # %% [markdown]
@@ -706,6 +704,9 @@ plt.show()
 # pre-trained on the Chinese text of its training and validation sentences; none of its test sentences was
 # used to choose anything here (the fine-tuning recipe, one learning rate for both arms and
 # 150<!-- result: finetune_steps --> steps, was not tuned for either arm).
+#
+# Why pre-training cost a little with all the labels was not tested (the fixed 150<!-- result: finetune_steps -->
+# fine-tuning steps and a learning rate higher than BERT's are candidates).
 #
 # **The grid.** `benchmarks/finetune_hsk_topics.py` ran the 18 fine-tuning runs on one CPU thread
 # (99<!-- result: finetune_grid_cpu_s --> CPU seconds) and stored their accuracies in

@@ -482,7 +482,8 @@ for causal in (False, True):
     torch.testing.assert_close(linear, quadratic, atol=1e-10, rtol=1e-10)
 
 # %% [markdown]
-# The causal form is the title of the paper — "Transformers are RNNs": position t needs only the running
+# With the causal mask, query t may only use keys up to t, so each position needs its own bracket, summed over
+# the keys so far. The causal form is the title of the paper — "Transformers are RNNs": position t needs only the running
 # sums M_t = M_{t−1} + φ(k_t) v_tᵀ and z_t = z_{t−1} + φ(k_t) (M for the memory matrix). That is a recurrence with a fixed-size state
 # (Dh × Dv), exactly what an RNN carries, and it makes generation O(1) per token with no growing KV cache.
 
@@ -776,7 +777,7 @@ print(f"attention {attention_params:,}, feed-forward {ffn_params:,}: FFN = {ffn_
 # "about 2/3 of the whole model" (one) and "60–70% of all parameters" (another). For the whole base model that is too high: its 12 feed-forward networks hold
 # **25.2**<!-- result: ffn_all_m --> M of its **63.1**<!-- result: base_all_m --> M parameters,
 # **39.9**<!-- result: ffn_model_share -->%, because the shared embedding and the attention layers (self- and
-# cross-attention) hold nearly all the rest. A mixture of experts (Shazeer et al. 2017; Fedus et al. 2022) replaces it by E such networks and
+# cross-attention) hold nearly all the rest. A mixture of experts (Shazeer et al. 2017; Fedus et al. 2022) replaces the FFN by E such networks and
 # a router that sends each token to its top k. `tformer.variants.moe.MixtureOfExperts(d_model, d_ff, num_experts,
 # top_k)`: the router's softmax picks the k most probable experts, and the output is their gate-weighted sum.
 
@@ -894,9 +895,10 @@ _ = results.record("rope_incomplete", incomplete)
 # h_t = a_t · h_{t−1} + b_t,   y_t = c_t · h_t,
 #
 # with no nonlinearity between steps (Mamba makes a_t, b_t, c_t depend on the input: "selective"). Linearity
-# is what allows parallel training: composing two steps gives another step of the same form,
-# (a₂, b₂) ∘ (a₁, b₁) = (a₂a₁, a₂b₁ + b₂), so all prefixes can be combined in a tree — a *scan* — in ⌈log₂ n⌉
-# rounds instead of n dependent steps. A tanh RNN cannot do this. Both ways, on a small example:
+# is what allows parallel training: each step is the map h ↦ a·h + b, and composing two such maps gives another
+# of the same form, (a₂, b₂) ∘ (a₁, b₁) = (a₂a₁, a₂b₁ + b₂), so all prefixes can be combined in a tree — a
+# *scan* — in ⌈log₂ n⌉ rounds instead of n dependent steps. A tanh RNN cannot do this: tanh of a tanh is no
+# longer a map of that form, so its steps do not combine. Both ways, on a small example:
 
 # %%
 def recurrence_loop(a, b):
