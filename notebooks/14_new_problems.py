@@ -502,8 +502,7 @@ print("step-by-step recurrence == causal linear attention: True")
 
 # %% [markdown]
 # Now the time curves: softmax attention (Dh = 64; one head on a CPU, eight on a GPU) against non-causal linear attention of the same
-# shape, n from 256 to 4096, timed as in chapter 13 (median CPU seconds on one thread, all calls taking turns
-# round by round; wall clock on a GPU).
+# shape, n from 256 to 4096, timed as in chapter 13.
 
 # %% tags=["nbval-ignore-output"]
 from tformer.analysis.complexity import loglog_slope, median_times, sweep_times
@@ -692,9 +691,8 @@ ax_l.set_title("Running sum, coloured by block", fontsize=10)
 plt.show()
 
 # %% [markdown]
-# Now the memory each one holds at its peak
-# (`peak_tensor_bytes`, chapter 13: bytes of tensors the operators return, counted exactly; scratch memory a
-# fused kernel uses internally is invisible to it, and it is small by design):
+# Now the memory each one holds at its peak, counted as in chapter 13 (the bytes of the tensors the operators
+# return; a fused kernel's small internal scratch memory is not counted):
 
 # %%
 from tformer.analysis.complexity import attention_matrix_bytes, peak_tensor_bytes
@@ -822,9 +820,10 @@ plt.show()
 # **265,216**<!-- result: moe_total --> parameters but only **66,688**<!-- result: moe_active --> touch any
 # one token: 8× the parameters of a dense FFN for 2× its compute. Training adds the
 # load-balancing loss (Fedus et al. 2022, E · Σᵢ fᵢ Pᵢ: the share of tokens fᵢ times the mean router
-# probability Pᵢ of each expert), which is smallest under uniform routing. Its printed value, near 1, does
-# not measure the imbalance: it equals 1 whenever either f or P is uniform, and an untrained router's
-# probabilities are nearly uniform whatever the loads.
+# probability Pᵢ of each expert). It pushes the router towards spreading the tokens: its gradient flows
+# through P, and P is pulled down where f is large. Its value alone is a poor gauge, though: it equals 1
+# whenever either f or P is uniform, and an untrained router's probabilities are nearly uniform whatever the
+# loads, so the value printed above is near 1 even if the loads are uneven.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured: the untrained router's load</summary>
@@ -854,8 +853,8 @@ _ = results.record("mixtral_active_b", active_m / 1e9)
 
 # %% [markdown]
 # **46.7**<!-- result: mixtral_total_b --> billion parameters, **12.9**<!-- result: mixtral_active_b -->
-# billion active per token — the paper's "47B" and "13B" to one more digit (the figures of Mistral AI's
-# release), recomputed from its architecture table. The source articles' "split
+# billion active per token, the paper's "47B" and "13B" recomputed from its architecture table. The source
+# articles' "split
 # the FFN into experts and activate only a few" holds; the catch is memory: all 46.7 B must still be loaded.
 
 # %% [markdown]
@@ -880,10 +879,12 @@ _ = results.record("rope_incomplete", incomplete)
 # %% [markdown]
 # **18**<!-- result: rope_incomplete --> of the 64 rotation pairs never turn fully in a 4096-token training
 # run; at position 100,000 they take angles never seen. Position interpolation (Chen et al. 2023) squeezes
-# the positions back into the trained range; YaRN (Peng et al. 2023) rescales the slow and fast pairs
-# differently. Both work best with some fine-tuning at the new length (YaRN also reports a version that
+# the positions back into the trained range, but squeezes the fast pairs too, blurring the nearby positions
+# they tell apart; YaRN (Peng et al. 2023) rescales mainly the slow pairs and leaves the fast ones nearly
+# alone. Both work best with some fine-tuning at the new length (YaRN also reports a version that
 # needs none), so "extrapolation" in practice is mostly extension. One of the source articles says RoPE is the reason a
-# model extrapolates better to long texts; by this count that holds only for the fast pairs: the slow
+# model extrapolates better to long texts; by this count that holds only for the fast pairs, which turn
+# through every angle many times in training, so any position shows them angles they have seen: the slow
 # ones are exactly what fails beyond the training length, which is why these methods exist.
 
 # %% [markdown]
