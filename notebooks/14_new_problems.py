@@ -101,7 +101,8 @@ print(f"device: {device.type}")
 # | dumb beyond the training length | trained at 4K, lost at 100K | RoPE extrapolation, YaRN | §7 (and chapter 08) |
 # | the FFN costs too many parameters | parameters explode as models grow | MoE: many experts, only a few active | §6 |
 # | — | "Mamba takes back the RNN's linear complexity, keeps parallel training" | state-space models | §8 |
-#
+
+# %% [markdown]
 # <details class="measured"><summary>Where the table comes from, and one correction</summary>
 #
 # The first three columns are the source articles'. A second table in the source articles adds: sparse attention (Longformer, BigBird), linear attention
@@ -718,14 +719,6 @@ _ = results.record("peak_fused_mib", peaks["torch fused SDPA"] / 2**20)
 # but its (L, block) tiles and their temporaries live in main memory, where a real kernel keeps them in
 # on-chip registers and shared memory. Memory traffic is what costs time on a GPU, where reading and writing that
 # matrix is slower than the arithmetic on it; on a CPU we expect the gain to be smaller. Measured here:
-#
-# <details class="measured"><summary>How this was measured</summary>
-#
-# The cell runs without gradients, where the book's attention takes the softmax in place; with autograd the
-# scores and the weights are both kept, as chapter 13 measured. No GPU run is stored to compare the CPU's
-# speed-up with.
-#
-# </details>
 
 # %% tags=["nbval-ignore-output"]
 on_device = [t.to(device) for t in (q, k, v)]
@@ -737,11 +730,21 @@ assert t_fused < t_plain, "the fused kernel is no longer faster here"
 torch.set_num_threads(threads)
 
 # %% [markdown]
+# <details class="measured"><summary>How this was measured</summary>
+#
+# The memory cell runs without gradients, where the book's attention takes the softmax in place; with
+# autograd the scores and the weights are both kept, as chapter 13 measured. No GPU run is stored to compare
+# the CPU's speed-up with.
+#
+# </details>
+
+# %% [markdown]
 # The source articles' "same maths, different memory reads and writes" is exactly right: equal outputs, an n × n
 # matrix that never exists, and a speed-up that depends on how slow the memory is compared with the
 # arithmetic. The forward FLOPs are unchanged — FlashAttention is still O(n²) in time, only O(n) in memory; in training its
 # backward pass recomputes the scores, spending a little more arithmetic to save the memory.
-#
+
+# %% [markdown]
 # <details class="measured"><summary>On a GPU</summary>
 #
 # torch's FlashAttention kernel runs only for float16 or bfloat16 inputs; with this chapter's float32 it picks
