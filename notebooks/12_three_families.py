@@ -299,8 +299,9 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 # - **left side only** (what writing needs): only the words before the gap, then `<mask>`. This is the
 #   encoder-only model used as a next-word predictor;
 # - **left side, right side masked**: the words before the gap, then `<mask>` in place of the gap *and* of
-#   every word after it. A check: with the left side alone the sentence seems to end at the gap, which
-#   the model never saw in training; here the length is kept and only the right-hand words are withheld.
+#   every word after it. A check: in training, a `<mask>` with nothing after it always hid a sentence's last
+#   word, so with the left side alone the model may guess a sentence-ending word; here the length is kept and
+#   only the right-hand words are withheld.
 #
 # Two references: always answering the most frequent training word ("the"), and the same blocks trained the
 # other way, a decoder-only **twin** that predicts each word from the words on its left, as it was trained to.
@@ -483,10 +484,8 @@ plt.show()
 # twin also learns from every word of its sentences where the encoder-only model learns from about one in
 # seven, so this ranks two training recipes as well as two masks.
 #
-# Part of that fall may be a quirk of the probe: in training, a `<mask>` with nothing after it always hid a
-# sentence's last word, so the model may guess a sentence-ending word. A check that keeps the sentence's
-# length (*right side masked*) gives back part of the fall in some runs, almost none in others (the block
-# below). Either way, in every run the encoder-only model reading the left side stays below its own score with
+# Part of that fall may be the quirk the third input checks: keeping the sentence's length (*right side
+# masked*) gives back part of the fall in some runs, almost none in others (the block below). Either way, in every run the encoder-only model reading the left side stays below its own score with
 # both sides and below the twin. Asking it to
 # write is like asking someone who has only ever done cloze tests with the whole page in view to continue a
 # story with the rest of the page covered. That is why BERT-style models are used to understand text
@@ -683,10 +682,11 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# With a fifth of the labels (693<!-- result: labelled_20 --> sentences) the pre-trained encoder scored higher
+# The result: no difference we can separate from noise. With a fifth of the labels
+# (693<!-- result: labelled_20 --> sentences) the pre-trained encoder scored higher
 # in all three runs (30.3%<!-- result: pre_20 --> against 27.2%<!-- result: scratch_20 --> on average); with all
 # the labels it scored lower in all three; with a twentieth, where ULMFiT's gain was largest, the sign changes
-# with the seed (the figure). None of these gaps is a clear signal. At accuracies like these on 400 sentences
+# with the seed (the figure). At accuracies like these on 400 sentences
 # a gain's standard error is about 3.2<!-- result: gain_sd --> points (the band shows one either side; noise
 # alone falls outside such a band about one time in three), the largest gain,
 # 5.00<!-- result: gain_20.max --> points, is about one and a half of those, and the gains move by as much from
@@ -1039,7 +1039,8 @@ for r in (header, *rows):
 #    a task writing cannot use: with the right-hand words withheld it fell behind the decoder-only twin.)
 # 2. **The KV cache.** Under a causal mask a position's keys and values never change once computed, so
 #    generation can keep them and feed only the newest token. In a bidirectional model every new token
-#    changes the keys and values of every earlier position in every layer above the first (section 1), so
+#    changes the keys and values of every earlier position in every layer above the first (the first layer's
+#    keys and values come from the embeddings alone; section 1), so
 #    each step recomputes them. An
 #    encoder-decoder caches its decoder too (chapter 10), but a decoder-only model also caches the prompt:
 #    when a conversation gets a new turn, the history's keys and values are kept, where an encoder would
@@ -1090,7 +1091,8 @@ plt.show()
 # %% [markdown]
 # The tokens are identical. Without the cache, step t reprocesses all t earlier positions, so the total work
 # grows at least with the square of the length (the attention inside each step grows too); with it, each
-# step handles one position. At this small size, though, each step's fixed cost (the Python loop, the calls
+# step handles one new position, though its attention still reads all the cached keys, so even the cached
+# time grows faster than the length. At this small size, though, each step's fixed cost (the Python loop, the calls
 # into torch) is a large part of the time, so the saving stays modest, though it grows with the length
 # (printed above, from 32 to 192 characters); the square dominates in the long outputs of large models. The saving is available only to a model whose earlier states do not depend on later tokens.
 

@@ -283,7 +283,7 @@ _ = results.record("llama_mqa_mib", big_rows[1] / 2**20)
 
 # %% [markdown]
 # One 4096-token conversation costs **2,048**<!-- result: llama_mha_mib --> MiB of cache with multi-head
-# attention, **512**<!-- result: llama_gqa_mib --> MiB with 8 GQA groups (the number of key/value heads of Llama 2 70B, applied to this 7B shape) and
+# attention, **512**<!-- result: llama_gqa_mib --> MiB with H_kv = 8 key/value heads (Llama 2 70B's number, applied to this 7B shape) and
 # **64**<!-- result: llama_mqa_mib --> MiB with MQA. The source articles' description — GQA lets several heads share
 # one K/V — is exactly the mechanism; the saving is the group size. The price is some quality, which Ainslie
 # et al. recover by converting a trained MHA checkpoint (mean-pooling each group's K/V heads:
@@ -881,14 +881,15 @@ _ = results.record("rope_incomplete", incomplete)
 
 # %% [markdown]
 # **18**<!-- result: rope_incomplete --> of the 64 rotation pairs never turn fully in a 4096-token training
-# run; at position 100,000 they take angles never seen. Position interpolation (Chen et al. 2023) squeezes
+# run. RoPE's score depends on the distance between query and key, and a pair that never completes a turn
+# within 4096 tokens has never shown the model its angle for a distance beyond that: at a distance of 100,000
+# those pairs take angles never seen. Position interpolation (Chen et al. 2023) squeezes
 # the positions back into the trained range, but squeezes the fast pairs too, blurring the nearby positions
 # they tell apart; YaRN (Peng et al. 2023) rescales mainly the slow pairs and leaves the fast ones nearly
-# alone. Both work best with some fine-tuning at the new length (YaRN also reports a version that
-# needs none), so "extrapolation" in practice is mostly extension. One of the source articles says RoPE is the reason a
-# model extrapolates better to long texts; by this count that holds only for the fast pairs, which turn
-# through every angle many times in training, so any position shows them angles they have seen: the slow
-# ones are exactly what fails beyond the training length, which is why these methods exist.
+# alone. Both work best with some fine-tuning at the new length, so "extrapolation" in practice is mostly extension. One of the source articles says RoPE is the
+# reason a model extrapolates better to long texts. By this count that holds only for the fast pairs: they
+# turn through every angle many times in training, so any distance shows them angles they have seen. The slow
+# pairs are exactly what fails beyond the training length.
 
 # %% [markdown]
 # ## 8 · State-space models and the return of recurrence
