@@ -38,7 +38,8 @@ if "google.colab" in sys.modules:
 # The original Transformer had both floors of the factory: a reading team (the encoder) and a writing team
 # (the decoder). Soon each floor was taken apart and used alone. BERT kept only the reading team, GPT only
 # the writing team, and T5 kept both. (The source articles, the three Chinese articles this book follows, add
-# that each floor alone does even better; this chapter does not test that.) All three are built from the
+# that each floor alone does its own job even better than the full two-floor model; this chapter does not
+# test that.) All three are built from the
 # same blocks; what separates them is mostly the mask.
 #
 # **What you will learn**
@@ -484,9 +485,9 @@ plt.show()
 # twin also learns from every word of its sentences where the encoder-only model learns from about one in
 # seven, so this ranks two training recipes as well as two masks.
 #
-# Part of that fall may be the quirk the third input checks: keeping the sentence's length (*right side
-# masked*) gives back part of the fall in some runs, almost none in others (the block below). Either way, in every run the encoder-only model reading the left side stays below its own score with
-# both sides and below the twin. Asking it to
+# The takeaway: without the right-hand side the encoder-only model loses about 14<!-- result: mlm_right_gain --> points, and the twin,
+# trained for that situation, does not. (The third input, which keeps the sentence's length, gives back part
+# of the fall in some runs and almost none in others: the block below.) Asking it to
 # write is like asking someone who has only ever done cloze tests with the whole page in view to continue a
 # story with the rest of the page covered. That is why BERT-style models are used to understand text
 # (classify it, tag it, embed it) and GPT-style models to write it.
@@ -540,7 +541,8 @@ plt.show()
 # *arms*, the two ways of starting that it compares; the model from scratch is the control.
 #
 # The package's masked-token code works on characters as section 2's did on words (each character chosen
-# with probability 15%, then BERT's 80/10/10 rule), and `pretrain_mlm` is the training loop around it:
+# with probability 15%, then BERT's 80/10/10 rule), and `pretrain_mlm` (MLM: masked language model, BERT's name
+# for this task) is the training loop around it:
 
 # %%
 show_source(mask_tokens, docstrings=False)
