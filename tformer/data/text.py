@@ -175,8 +175,8 @@ class Vocab:
         ids = [BOS_ID] if add_bos else []
         for i, tok in enumerate(tokens):
             if not isinstance(tok, str):  # ids or bytes would all become <unk>, silently
-                raise TypeError(f"tokens[{i}]: expected a str token, got {type_name(tok)} (decode ids, not encode)"
-                                if is_int(tok) else f"tokens[{i}]: expected a str token, got {type_name(tok)}")
+                hint = " (decode ids, not encode)" if is_int(tok) else ""
+                raise TypeError(f"tokens[{i}]: expected a str token, got {type_name(tok)}{hint}")
             idx = self.stoi.get(tok)
             if idx is not None and idx < len(SPECIAL_TOKENS):
                 idx = None  # a special token's spelling in text is a word the vocabulary lacks
