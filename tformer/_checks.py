@@ -32,6 +32,7 @@ __all__ = [
     "check_bool",
     "check_bos_eos",
     "check_cache_count",
+    "check_cache_dtype",
     "check_choice",
     "check_decode_args",
     "check_divisible",
@@ -98,9 +99,29 @@ def is_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def check_cache_dtype(name: str, cache: object, weight: Tensor) -> None:
+    """Refuse a filled KV cache whose keys are not in the dtype of ``weight`` (the model's parameters).
+
+    A cache filled by a copy of the model in another dtype (``copy.deepcopy(model).double()``) would otherwise
+    fail inside torch (``expected scalar type Float but found Double``), naming no argument. Only the dtype is
+    read, never the values: no host-device sync. Under autocast the cache holds what autocast computed in, so
+    the check is skipped there (as :func:`check_activation` skips its dtype check).
+
+    Raises:
+        ValueError: ``cache[0]: expected keys of dtype torch.float32 (this model's), got torch.float64: ...``.
+    """
+    key = getattr(cache, "key", None)
+    if not isinstance(key, Tensor) or key.dtype == weight.dtype:
+        return
+    if weight.device.type != "meta" and torch.is_autocast_enabled(weight.device.type):
+        return
+    raise ValueError(f"{name}: expected keys of dtype {weight.dtype} (this model's), got {key.dtype}: a cache "
+                     "filled by a model of another dtype; use this model's new_cache()")  # fmt: skip
+
+
 def check_cache_count(
     cache: object, num_layers: int, what: str, *, kinds: tuple[bool, ...] = (False,), batch: int | None = None,
-    memory_length: int | None = None, heads: tuple[int, int] | None = None,
+    memory_length: int | None = None, heads: tuple[int, int] | None = None, weight: Tensor | None = None,
 ) -> None:
     """Check a stack's ``cache``: ``None`` or a list/tuple of one entry per layer (``what`` says what an entry is).
 
@@ -111,13 +132,16 @@ def check_cache_count(
     layer 0 and checks layer 0's cache against its input, which then covers every layer. A filled cache must
     hold ``batch`` rows when that is given, a filled static cache ``memory_length`` positions (the encoder
     memory it was filled from), and every filled cache ``heads = (H, Dh)``: the key heads and head width of the
-    model it is given to (a cache filled by another model would otherwise fail deep inside, naming no argument).
+    model it is given to (a cache filled by another model would otherwise fail deep inside, naming no argument),
+    and keys in the dtype of ``weight`` when that is given (the model's parameters, see
+    :func:`check_cache_dtype`).
 
     Raises:
         TypeError: if ``cache`` is not a list or tuple, or an entry is not a KVCache (or a tuple of them).
         ValueError: if it does not hold ``num_layers`` entries, lists one cache object twice, holds a cache of
             the wrong kind (static where a growing one belongs, or the reverse), its caches of one kind differ
-            in shape, or a filled cache holds another batch, memory length, or number or width of heads.
+            in shape, or a filled cache holds another batch, memory length, number or width of heads, or
+            (outside autocast) keys of another dtype than ``weight``'s.
     """
     if cache is None:
         return
@@ -159,6 +183,8 @@ def check_cache_count(
             if shape is not None and static and memory_length is not None and shape[2] != memory_length:
                 raise ValueError(f"cache[{layer}]: expected a cross-attention cache filled from a memory of S="
                                  f"{memory_length} positions, got S={shape[2]}; use new_cache() for a new source")  # fmt: skip
+            if weight is not None:
+                check_cache_dtype(f"cache[{layer}]", item, weight)
 
 
 def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:
@@ -259,8 +285,13 @@ def check_flags(**flags: object) -> None:
         check_bool(name, value)
 
 
+_WITH_ARTICLE = {bool: "a bool", int: "an int", float: "a float", str: "a str"}  # as check_bool, check_int say
+
+
 def check_type(name: str, value: object, kind: type | tuple[type, ...], what: str | None = None) -> Any:
-    """Return ``value`` if it is an instance of ``kind``; ``what`` words the expectation (default: the type name).
+    """Return ``value`` if it is an instance of ``kind``; ``what`` words the expectation (default: the type name,
+    with an article for ``bool``, ``int``, ``float`` and ``str``: ``progress: expected a bool, got int``, as
+    :func:`check_bool` and :func:`check_int` write it).
 
     Raises:
         TypeError: if it is not.
@@ -268,7 +299,7 @@ def check_type(name: str, value: object, kind: type | tuple[type, ...], what: st
     if not isinstance(value, kind):
         if what is None:
             kinds = kind if isinstance(kind, tuple) else (kind,)
-            what = " or ".join(k.__name__ for k in kinds)
+            what = " or ".join(_WITH_ARTICLE.get(k, k.__name__) for k in kinds)
         raise TypeError(f"{name}: expected {what}, got {type_name(value)}")
     return value
 

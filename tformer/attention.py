@@ -20,6 +20,7 @@ from torch import Tensor, nn
 
 from tformer._checks import (
     check_bool,
+    check_cache_dtype,
     check_divisible,
     check_flags,
     check_int,
@@ -216,8 +217,9 @@ class MultiHeadAttention(nn.Module):
         Raises:
             TypeError: if an input is not a floating-point tensor of the parameters' dtype.
             ValueError: on a wrong rank or width, mismatched batch or key/value lengths (a filled ``cache`` of
-                another batch B included), a bad mask, or RoPE or ALiBi used with a key that is not the query
-                (cross-attention).
+                another batch B included), a filled ``cache`` whose keys are not in the parameters' dtype (outside
+                autocast; see :func:`~tformer._checks.check_cache_dtype`), a bad mask, or RoPE or ALiBi used with
+                a key that is not the query (cross-attention).
 
         ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
@@ -255,6 +257,7 @@ class MultiHeadAttention(nn.Module):
         """
         cached = _filled_static(cache)
         check_query_key_value(query, key, value, self.w_q.weight, keys=not cached)
+        check_cache_dtype("cache", cache, self.w_q.weight)  # a filled cache of another dtype fails inside torch
         B, L, _ = query.shape
         if cached:
             S = cache.key.shape[-2]  # type: ignore[union-attr]

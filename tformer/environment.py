@@ -37,7 +37,7 @@ def check_device(device: object, what: str = "model") -> torch.device:
         ValueError: if it names no device torch knows, another kind (``meta``, ``xla``, ...), or a GPU this
             machine lacks.
     """
-    check_type("device", device, (str, torch.device))
+    check_type("device", device, (str, torch.device), "a str or torch.device")
     try:
         target = torch.device(device)
     except RuntimeError:

@@ -444,7 +444,8 @@ class Encoder(nn.Module):
 
         Raises:
             TypeError / ValueError: as :class:`EncoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
-                :class:`KVCache` per layer.
+                :class:`KVCache` per layer; ValueError if a filled cache holds another batch, number or width of
+                heads, or (outside autocast) keys of another dtype than the parameters'.
 
         ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
@@ -452,7 +453,7 @@ class Encoder(nn.Module):
             attn = self.layers[0].self_attn
             batch = x.shape[0] if isinstance(x, Tensor) and x.dim() == 3 else None  # else check_inputs says
             check_cache_count(cache, len(self.layers), "one KVCache per layer", heads=(attn.num_heads, attn.head_dim),
-                              batch=batch)
+                              batch=batch, weight=attn.w_q.weight)
             self.layers[0].check_inputs(x, mask, cache=None if cache is None else cache[0], positions=positions)
         all_weights = []
         for i, layer in enumerate(self.layers):
@@ -522,7 +523,8 @@ class Decoder(nn.Module):
 
         Raises:
             TypeError / ValueError: as :class:`DecoderLayer`; TypeError / ValueError if ``cache`` is not a list of one
-                ``(self, cross)`` pair of caches per layer.
+                ``(self, cross)`` pair of caches per layer; ValueError if a filled cache holds another batch, memory
+                length, number or width of heads, or (outside autocast) keys of another dtype than the parameters'.
 
         ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
@@ -531,7 +533,8 @@ class Decoder(nn.Module):
             shaped = isinstance(x, Tensor) and x.dim() == 3 and isinstance(memory, Tensor) and memory.dim() == 3
             check_cache_count(cache, len(self.layers), "one (self, cross) KVCache pair per layer (see new_cache)",
                               kinds=(False, True), heads=(attn.num_heads, attn.head_dim),
-                              batch=x.shape[0] if shaped else None, memory_length=memory.shape[1] if shaped else None)
+                              batch=x.shape[0] if shaped else None, memory_length=memory.shape[1] if shaped else None,
+                              weight=attn.w_q.weight)
             self.layers[0].check_inputs(x, memory, self_mask, memory_mask, cache=None if cache is None else cache[0])
         self_weights, cross_weights = [], []
         for i, layer in enumerate(self.layers):

@@ -498,7 +498,9 @@ class Transformer(nn.Module):
 
         Raises:
             TypeError/ValueError: on bad ``tgt_in`` (as :meth:`forward`), a ``memory`` whose batch differs from
-            ``tgt_in``'s, or a ``src_padding`` not of shape ``(B, S)``.
+            ``tgt_in``'s, or a ``src_padding`` not of shape ``(B, S)``; a ``cache`` that is not as
+            :meth:`new_cache` makes it, or was filled by another model (another batch, memory length, number or
+            width of heads, or, outside autocast, dtype: ValueError naming ``cache[i]``).
         """
         wanted = "one (self, cross) KVCache pair per layer (see new_cache)"
         check_cache_count(cache, len(self.decoder.layers), wanted, kinds=(False, True))  # before cache[0] is read
@@ -508,7 +510,7 @@ class Transformer(nn.Module):
         # a filled cache must come from this batch and this memory: the stack below trusts it
         heads = (self.config.num_heads, self.d_model // self.config.num_heads)  # (H, Dh)
         check_cache_count(cache, len(self.decoder.layers), wanted, kinds=(False, True), batch=B,
-                          memory_length=memory.shape[1], heads=heads)
+                          memory_length=memory.shape[1], heads=heads, weight=self.output.weight)
         if src_padding is not None:
             check_tensor("src_padding", src_padding, "bool", "(B, S)", B=B, S=memory.shape[1])
         return self._decode(tgt_in, memory, src_padding, cache)[0]
@@ -550,14 +552,16 @@ class Transformer(nn.Module):
 
 
 def _check_stack_cache(cache: object, layers: int, batch: int | None = None,
-                       heads: tuple[int, int] | None = None) -> None:
+                       heads: tuple[int, int] | None = None, weight: Tensor | None = None) -> None:
     """``cache`` of a one-stack model with ``layers`` layers: ``None`` or one :class:`KVCache` per layer, as
-    ``new_cache()`` makes it, filled (if at all) with ``batch`` rows and ``heads = (H, Dh)``.
+    ``new_cache()`` makes it, filled (if at all) with ``batch`` rows, ``heads = (H, Dh)`` and keys in the dtype
+    of ``weight`` (the model's parameters).
 
     Raises:
         TypeError: ``cache: expected a list of 2 KVCache (model.new_cache()), got tuple`` (an encoder–decoder
             cache, ``[None]``, a list of pairs). ValueError: a list of another length (``[]``), one cache listed
-            twice, or caches of different shapes (as :func:`~tformer._checks.check_cache_count`).
+            twice, caches of different shapes, or of another batch, heads or dtype (as
+            :func:`~tformer._checks.check_cache_count`).
     """
     if cache is None:
         return
@@ -569,7 +573,7 @@ def _check_stack_cache(cache: object, layers: int, batch: int | None = None,
             raise TypeError(f"cache[{i}]: expected a KVCache ({wanted}), got {type(item).__name__}")
     if len(cache) != layers:
         raise ValueError(f"cache: expected {wanted}, got a list of {len(cache)}")
-    check_cache_count(cache, layers, wanted, batch=batch, heads=heads)  # each its own cache, all of one shape
+    check_cache_count(cache, layers, wanted, batch=batch, heads=heads, weight=weight)  # each its own, one shape
 
 
 class _TokenStack(nn.Module):
@@ -587,7 +591,8 @@ class _TokenStack(nn.Module):
         """The models' checks of their input, once, before :meth:`forward` runs unchecked."""
         batch = tokens.shape[0] if isinstance(tokens, Tensor) and tokens.dim() == 2 else None  # else check_tokens says
         heads = (self.config.num_heads, self.config.d_model // self.config.num_heads)  # (H, Dh)
-        _check_stack_cache(cache, len(self.encoder.layers), batch, heads)  # before cache[0] is read
+        weight = self.encoder.layers[0].self_attn.w_q.weight  # a filled cache must hold keys of its dtype
+        _check_stack_cache(cache, len(self.encoder.layers), batch, heads, weight)  # before cache[0] is read
         past = 0 if cache is None else len(cache[0])
         check_tokens("tokens", tokens, self.config.vocab_size, self.config.position_limit, offset=past)
 
@@ -663,7 +668,8 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
             TypeError/ValueError: non-integer tokens, ids outside the vocabulary, (learned or sinusoidal
             positions) more than ``max_len`` positions in total, or a ``cache`` that is not one
             :class:`~tformer.attention.KVCache` per layer as :meth:`new_cache` makes it (``[]``, ``[None]``, an
-            encoder–decoder model's cache).
+            encoder–decoder model's cache) or was filled by another model (another batch, number or width of
+            heads, or, outside autocast, dtype: ValueError naming ``cache[i]``).
         """
         check_flags(return_attention=return_attention)
         self.body.check(tokens, cache)

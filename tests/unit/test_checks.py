@@ -25,6 +25,16 @@ def test_check_int_rejects_non_ints_with_a_type_error(value: object, got: str) -
         check_int("size", value, 1)
 
 
+@pytest.mark.parametrize(("kind", "wanted"), [(bool, "a bool"), (int, "an int"), (float, "a float"), (str, "a str"),
+                                              ((str, int), "a str or an int")])  # fmt: skip
+def test_check_type_words_builtin_types_as_check_bool_and_check_int_do(kind: object, wanted: str) -> None:
+    from tformer._checks import check_type
+
+    assert check_type("flag", b"x", bytes) == b"x"
+    with pytest.raises(TypeError, match=rf"^flag: expected {wanted}, got NoneType$"):  # was "expected bool"
+        check_type("flag", None, kind)  # type: ignore[arg-type]
+
+
 def test_modules_use_it_for_their_sizes() -> None:
     with pytest.raises(ValueError, match=r"num_heads: expected a positive int, got 0"):
         MultiHeadAttention(8, 0)

@@ -11,8 +11,10 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import io
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -20,7 +22,7 @@ import pytest
 import torch
 
 from tformer import DecoderOnlyTransformer, EncoderOnlyTransformer, Seq2SeqRNN, Transformer
-from tformer.attention import KVCache
+from tformer.attention import KVCache, MultiHeadAttention
 from tformer.baselines.rnn import count_parameters
 from tformer.baselines.seq2seq_rnn import Seq2SeqRNNConfig
 from tformer.data.text import Vocab
@@ -204,6 +206,64 @@ def test_a_decoder_stack_called_alone_refuses_a_cache_of_another_memory() -> Non
         decoder(torch.randn(2, 1, 16), torch.randn(2, 7, 16), cache=cache)  # it used to answer for the old memory
 
 
+def _cache_users() -> dict[str, tuple[torch.nn.Module, Callable[[torch.nn.Module, object, bool], object]]]:
+    """name -> (module, call(module, cache, first)): each public entry point that reads a filled KV cache, with
+    the cache it takes (``new_cache()``, one ``KVCache`` per layer for the Encoder, one for attention)."""
+    from tformer.layers import Decoder
+    from tformer.variants.efficient import GroupedQueryAttention
+
+    torch.manual_seed(0)
+    x, memory, new = torch.randn(2, 3, 16), torch.randn(2, 5, 16), torch.randn(2, 1, 16)
+
+    def as_dtype(t: torch.Tensor, m: torch.nn.Module) -> torch.Tensor:
+        return t.to(next(m.parameters()).dtype)
+
+    def attention(m: torch.nn.Module, cache: object, first: bool) -> object:
+        q = as_dtype(x if first else new, m)
+        return m(q, q, q, cache=cache)
+
+    def seq2seq(m: torch.nn.Module, cache: object, first: bool) -> object:
+        return m.decode(TOKENS[:, :3] if first else TOKENS[:, 3:], m.encode(SRC), cache=cache)
+
+    return {
+        "DecoderOnlyTransformer": (DecoderOnlyTransformer(V, d_model=16, num_heads=2, num_layers=1, d_ff=32),
+                                   lambda m, c, first: m(TOKENS[:, :3] if first else TOKENS[:, 3:], cache=c)),
+        "ModernDecoderLM": (ModernDecoderLM(ModernDecoderConfig(V, d_model=16, num_heads=4, d_ff=32, num_layers=1,
+                                                                num_kv_heads=2)),
+                            lambda m, c, first: m(TOKENS[:, :3] if first else TOKENS[:, 3:], cache=c)),
+        "Transformer.decode": (_seq2seq(), seq2seq),
+        "Encoder": (Encoder(1, d_model=16, num_heads=2, d_ff=32),
+                    lambda m, c, first: m(as_dtype(x if first else new, m), cache=c)),
+        "Decoder": (Decoder(1, d_model=16, num_heads=2, d_ff=32),
+                    lambda m, c, first: m(as_dtype(x if first else new, m), as_dtype(memory, m), cache=c)),
+        "MultiHeadAttention": (MultiHeadAttention(16, 2), attention),
+        "GroupedQueryAttention": (GroupedQueryAttention(16, 4, 2), attention),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(_cache_users()))
+def test_a_cache_of_another_dtype_is_refused_at_the_door(name: str) -> None:  # breaker: failed inside torch
+    model, call = _cache_users()[name]
+    model.eval()
+    wide = copy.deepcopy(model).double()  # the same model in float64 fills the cache
+    cache = wide.new_cache() if hasattr(wide, "new_cache") else [KVCache()] if name == "Encoder" else KVCache()
+    call(wide, cache, True)
+    where = "cache" if isinstance(cache, KVCache) else r"cache\[0\]"
+    with pytest.raises(ValueError, match=rf"^{where}: expected keys of dtype torch.float32 \(this model's\), got "
+                                         r"torch.float64: a cache filled by a model of another dtype"):
+        call(model, cache, False)
+    call(wide, cache, False)  # the model that filled it still reads it
+
+
+def test_a_cache_filled_under_autocast_is_read_under_autocast() -> None:
+    model = DecoderOnlyTransformer(V, d_model=16, num_heads=2, num_layers=1, d_ff=32).eval()
+    cache = model.new_cache()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        model(TOKENS[:, :3], cache=cache)
+        assert cache[0].key.dtype == torch.bfloat16  # autocast's dtype, not the parameters' float32
+        assert model(TOKENS[:, 3:], cache=cache).shape == (2, 1, V)
+
+
 def test_padding_refuses_ids_that_are_not_ints() -> None:
     from tformer.data.text import pad_sequences
 
@@ -253,12 +313,31 @@ def test_the_2024_block_takes_any_zero_for_its_fixed_dropout(dropout: object) ->
     assert type(config.dropout) is float and config.dropout == 0.0
 
 
-@pytest.mark.parametrize("dropout", [False, 0.1, "0"])
+@pytest.mark.parametrize("dropout", [0.1, np.float32(0.5), 1])
 def test_the_2024_block_refuses_another_dropout(dropout: object) -> None:
     from tformer.variants.modern_block import ModernDecoderConfig
 
     with pytest.raises(ValueError, match=r"^dropout: expected 0.0 \(fixed by the 2024 block\), got "):
         ModernDecoderConfig(vocab_size=20, d_model=16, num_heads=2, num_layers=1, d_ff=32, dropout=dropout)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error", "got"),
+    [("dropout", False, TypeError, "bool False"), ("dropout", "0", TypeError, "str '0'"),
+     ("norm_first", 1, TypeError, "int 1"), ("norm_first", "yes", TypeError, "str 'yes'"),
+     ("norm_first", False, ValueError, "False"), ("bias", np.bool_(False), TypeError, "numpy.bool"),
+     ("positional", 5, TypeError, "int 5"), ("positional", "learned", ValueError, "'learned'"),
+     ("pad_id", "0", TypeError, "str '0'"), ("pad_id", 0, ValueError, "0"),
+     ("final_norm", 1, TypeError, "int 1"), ("final_norm", True, ValueError, "True")],
+)  # fmt: skip
+def test_the_2024_blocks_fixed_fields_refuse_a_wrong_type_with_a_type_error(
+    field: str, value: object, error: type, got: str
+) -> None:  # breaker: a str or a bool where a number belongs was a ValueError
+    from tformer.variants.modern_block import ModernDecoderConfig
+
+    wanted = re.escape(repr(ModernDecoderConfig.FIXED[field]))
+    with pytest.raises(error, match=rf"^{field}: expected {wanted} \(fixed by the 2024 block\), got {re.escape(got)}"):
+        ModernDecoderConfig(vocab_size=20, d_model=16, num_heads=2, num_layers=1, d_ff=32, **{field: value})
 
 
 @pytest.mark.parametrize(

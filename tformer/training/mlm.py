@@ -62,11 +62,19 @@ def mask_tokens(
     if mask_id == pad_id:
         raise ValueError(f"mask_id: expected an id other than pad_id={pad_id}, got {mask_id}")
     rate = check_number("rate", rate, 0.0, 1.0)
-    first = mask_id + 1 if first_word_id is None else check_int("first_word_id", first_word_id, 0)
-    if first <= max(mask_id, pad_id):  # a random replacement must never be padding or <mask>
-        raise ValueError(f"first_word_id: expected an id above mask_id={mask_id} and pad_id={pad_id}, got {first}")
-    if first >= vocab_size:
-        raise ValueError(f"first_word_id: expected an id below vocab_size={vocab_size}, got {first}")
+    if first_word_id is None:  # the default, mask_id + 1: a bad range is then mask_id's fault, not the caller's
+        if mask_id < pad_id or mask_id + 1 >= vocab_size:
+            raise ValueError(f"mask_id: expected an id above pad_id={pad_id} and below vocab_size - 1="
+                             f"{vocab_size - 1} (random words are drawn from mask_id + 1 up; or pass "
+                             f"first_word_id), got {mask_id}")  # fmt: skip
+        first = mask_id + 1
+    else:
+        first = check_int("first_word_id", first_word_id, 0)
+        if first <= max(mask_id, pad_id):  # a random replacement must never be padding or <mask>
+            raise ValueError(f"first_word_id: expected an id above mask_id={mask_id} and pad_id={pad_id}, "
+                             f"got {first}")  # fmt: skip
+        if first >= vocab_size:
+            raise ValueError(f"first_word_id: expected an id below vocab_size={vocab_size}, got {first}")
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
     check_ids("tokens", tokens, vocab_size)
@@ -157,11 +165,14 @@ def pretrain_mlm(
         The :class:`tformer.training.train.History` (losses in nats per chosen token).
 
     Raises:
-        TypeError: if a sentence is not a list of ints, or ``seed``/``batch_size``/``max_steps`` is not an int.
-        ValueError: if ``sentences`` is empty, holds an empty sentence or an id outside ``[1, vocab_size)`` (0 is
+        TypeError: if a sentence is not a list of ints, or ``vocab_size``/``mask_id``/``seed``/``batch_size``/
+            ``max_steps`` is not an int.
+        ValueError: if ``vocab_size`` is below 2 or ``mask_id`` outside ``[1, vocab_size)``; if ``sentences`` is empty, holds an empty sentence or an id outside ``[1, vocab_size)`` (0 is
             padding); if the model's ``pad_id`` is not ``PAD_ID`` = 0 (the batches are padded with 0: see
             :func:`mlm_loss`); as :func:`tformer.training.train` for the budgets; as :func:`mask_tokens` for the ids.
     """
+    vocab_size = check_int("vocab_size", vocab_size, 2)  # before the sentences, whose ids are checked against it
+    mask_id = check_int("mask_id", mask_id, 1, vocab_size - 1)  # 0 is padding
     batch_size = check_int("batch_size", batch_size, 1)
     seed = check_int("seed", seed, 0)
     if max_steps is not None:

@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
 
-from tformer._checks import check_flags, check_int, check_number, check_type, is_number
+from tformer._checks import check_flags, check_int, check_number, check_type, is_number, type_name
 from tformer.data.text import BOS_ID, PAD_ID, Vocab
 from tformer.environment import check_device, get_device, seed_everything, training_clock
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
@@ -68,16 +68,20 @@ def step_cost_ratios(
         rounds: how many rounds (each calls every entry once).
 
     Returns:
-        name -> ``rounds`` ratios (seconds of that entry / seconds of the reference, in the same round).
+        name -> ``rounds`` ratios, Python floats (seconds of that entry / seconds of the reference, in the same
+        round; a clock that returns NumPy numbers gives plain floats too).
 
     Raises:
         TypeError: if ``steps`` is not a mapping of callables, ``reference`` is not a str, ``clock`` is not
-            callable or ``rounds`` is not an int. ValueError: if ``reference`` is not a key of ``steps``,
+            callable or returns something that is not a number (a float, an int or a NumPy number), or
+            ``rounds`` is not an int. ValueError: if ``steps`` is empty, ``reference`` is not a key of ``steps``,
             ``rounds`` < 1, or in some round an entry's time (any entry's, not only the reference's) is not
             finite and > 0 (the message names the entry; give each call more work).
     """
-    if not isinstance(steps, Mapping) or not steps:
-        raise TypeError(f"steps: expected a non-empty mapping of name -> callable, got {steps!r}")
+    if not isinstance(steps, Mapping):
+        raise TypeError(f"steps: expected a non-empty mapping of name -> callable, got {type_name(steps)}")
+    if not steps:
+        raise ValueError(f"steps: expected a non-empty mapping of name -> callable, got an empty {type_name(steps)}")
     for name, step in steps.items():
         if not callable(step):
             raise TypeError(f"steps[{name!r}]: expected a callable, got {type(step).__name__}")
@@ -88,13 +92,20 @@ def step_cost_ratios(
     if not callable(clock):
         raise TypeError(f"clock: expected a callable returning seconds, got {type(clock).__name__}")
     rounds = check_int("rounds", rounds, 1)
+
+    def now() -> float:  # a Python float: a NumPy clock's np.float64 would otherwise reach the ratios
+        seconds = clock()
+        if not is_number(seconds):
+            raise TypeError(f"clock: expected a callable returning seconds as a number, got {type_name(seconds)}")
+        return float(seconds)
+
     ratios: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(rounds):
         spent = {}
         for name, step in steps.items():
-            start = clock()
+            start = now()
             step()
-            spent[name] = clock() - start
+            spent[name] = now() - start
         for name, seconds in spent.items():  # 0 would give a ratio of 0 (or divide by 0), NaN a NaN ratio
             if not (math.isfinite(seconds) and seconds > 0):
                 raise ValueError(f"steps[{name!r}]: expected a positive, finite time per call, got {seconds} s "
@@ -333,10 +344,11 @@ def train(
 
     Raises:
         ValueError: if no budget is given, a budget, ``lr`` or ``clip_grad_norm`` is not positive, ``device``
-            names no device this machine has, the batches are empty, the loss is not finite (the message names
-            the step), or ``stop_when`` is given without ``evaluate``.
-        TypeError: if ``stop_when`` is given and not callable, or ``clip_grad_norm`` is not a number or
-            ``device`` not a str or ``torch.device``.
+            names no device this machine has, the batches are empty, ``loss_fn`` returns a loss that is not a
+            0-d tensor (a per-sample loss: take its mean; the message gives the shape), the loss is not finite
+            (the message names the step), or ``stop_when`` is given without ``evaluate``.
+        TypeError: if ``stop_when`` is given and not callable, ``clip_grad_norm`` is not a number,
+            ``device`` not a str or ``torch.device``, or ``loss_fn``'s loss is not a tensor.
 
     A one-shot iterator (a generator) as ``batches`` trains for one pass; when it is spent, training stops
     with ``stop_reason == "batches_exhausted"`` (pass a list or a re-iterable to train for several epochs).
@@ -407,6 +419,13 @@ def train(
             seen += 1
             batch = to_device(batch, device)
             loss, n_tokens = loss_fn(model, batch)
+            if not isinstance(loss, Tensor) or loss.dim() != 0:  # shape only: no host-device sync
+                bar.close()
+                if not isinstance(loss, Tensor):
+                    raise TypeError(f"loss_fn: expected (loss, tokens) with a 0-d loss tensor, got a "
+                                    f"{type_name(loss)} loss at step {history.steps + 1}")
+                raise ValueError(f"loss_fn: expected (loss, tokens) with a 0-d (mean) loss tensor, got a loss of "
+                                 f"shape {tuple(loss.shape)} at step {history.steps + 1}; reduce it, e.g. loss.mean()")
             if not torch.isfinite(loss):
                 bar.close()
                 raise ValueError(

@@ -25,6 +25,7 @@ from torch import Tensor, nn
 
 from tformer._checks import (
     check_bool,
+    check_cache_dtype,
     check_divisible,
     check_flags,
     check_int,
@@ -160,7 +161,8 @@ class GroupedQueryAttention(nn.Module):
         Raises:
             TypeError / ValueError: on a non-float input, a wrong width or rank, mismatched batch (a ``cache``
                 of another batch B included), or a bad mask; ValueError with ``rope`` when ``key`` is not
-                ``query`` (cross-attention, refused as :class:`~tformer.attention.MultiHeadAttention` does).
+                ``query`` (cross-attention, refused as :class:`~tformer.attention.MultiHeadAttention` does), or
+                when a filled ``cache`` holds keys of another dtype than the parameters' (outside autocast).
 
         ``checked=True``: the owning module checked these inputs in this call (see :mod:`tformer._checks`).
         """
@@ -196,6 +198,7 @@ class GroupedQueryAttention(nn.Module):
                      cache: KVCache | None = None, positions: Tensor | None = None) -> None:
         """What :meth:`forward` checks, once: a 2024 block runs this, then calls in trusted (see forward's Raises)."""
         check_query_key_value(query, key, value, self.w_q.weight)
+        check_cache_dtype("cache", cache, self.w_q.weight)  # a filled cache of another dtype fails inside torch
         B, L, _ = query.shape
         if self.rope is not None:
             if key.shape[1] != L:

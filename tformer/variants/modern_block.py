@@ -26,13 +26,23 @@ heads, H_kv key/value heads, Dh = D / H, F the SwiGLU width ``d_ff``, V vocabula
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, ClassVar, Literal
 
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_cache_count, check_flags, check_int, check_number, check_tokens, is_number
+from tformer._checks import (
+    check_cache_count,
+    check_flags,
+    check_int,
+    check_number,
+    check_tokens,
+    is_int,
+    is_number,
+    type_name,
+)
 from tformer.attention import KVCache
 from tformer.decoding import CachedGenerationMixin
 from tformer.masks import causal_mask
@@ -152,7 +162,11 @@ class ModernDecoderConfig(ModelConfig):
     Raises:
         TypeError / ValueError: a size that is not a positive int (first the ones
             :func:`modern_lm_parameter_count` checks, in its words), D not a multiple of H, H not a multiple of
-            H_kv, an odd Dh, ``rope_base`` not positive, or a fixed field set to another value.
+            H_kv, an odd Dh, ``rope_base`` not positive or ``norm_eps`` not a finite number > 0.
+        TypeError: a fixed field given a value of another type than the field's (``dropout="0"`` or ``False``
+            where a number belongs, ``norm_first=1`` or ``"yes"`` where a bool belongs).
+        ValueError: a fixed field given another value of its type (``dropout=0.1``, ``norm_first=False``); any
+            real zero is the fixed dropout, stored as ``0.0``.
     """
 
     vocab_size: int
@@ -173,6 +187,15 @@ class ModernDecoderConfig(ModelConfig):
     FIXED: ClassVar[dict[str, Any]] = {"positional": "rope", "norm_first": True, "activation": "swiglu", "bias": False,
                                        "dropout": 0.0, "pad_id": None, "tie_embeddings": False, "init": "xavier",
                                        "final_norm": None}  # fmt: skip
+    # whether a value has the fixed field's type (ModelConfig's): another type is a TypeError, another value a
+    # ValueError
+    FIXED_TYPES: ClassVar[dict[str, Callable[[object], bool]]] = {
+        "positional": lambda v: isinstance(v, str), "norm_first": lambda v: isinstance(v, bool),
+        "activation": lambda v: isinstance(v, str), "bias": lambda v: isinstance(v, bool),
+        "dropout": is_number, "pad_id": lambda v: v is None or is_int(v),
+        "tie_embeddings": lambda v: isinstance(v, bool), "init": lambda v: isinstance(v, str),
+        "final_norm": lambda v: v is None or isinstance(v, bool),
+    }
 
     def _sizes(self) -> dict[str, int]:
         return {"vocab_size": self.vocab_size, "num_layers": self.num_layers, "num_kv_heads": self.kv_heads}
@@ -188,10 +211,12 @@ class ModernDecoderConfig(ModelConfig):
                              f"{self.d_model // self.num_heads}")
         for name, wanted in self.FIXED.items():
             got = getattr(self, name)
-            number = isinstance(wanted, float) and is_number(got)  # dropout=0 means 0.0; a bool is no number
-            if got != wanted or not (number or type(got) is type(wanted)):
+            if not self.FIXED_TYPES[name](got):  # the type first: "0" or False is no dropout, 1 no norm_first
+                raise TypeError(f"{name}: expected {wanted!r} (fixed by the 2024 block), "
+                                f"got {type_name(got)} {got!r:.60}")  # fmt: skip
+            if got != wanted:
                 raise ValueError(f"{name}: expected {wanted!r} (fixed by the 2024 block), got {got!r}")
-            if number:
+            if isinstance(wanted, float):  # dropout=0 or np.float32(0) means 0.0
                 object.__setattr__(self, name, wanted)  # frozen: stored as the float it stands for
         super().__post_init__()
         check_number("rope_base", self.rope_base, 0.0, open_min=True)
@@ -242,7 +267,9 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
     Raises:
         TypeError: if a size is not an int, ``tokens`` not an integer tensor, or ``cache`` not a list.
         ValueError: if a size is not positive, D is not divisible by H, H by H_kv, Dh is odd; in ``forward``,
-            if ``tokens`` is not ``(B, L)`` with L ≥ 1, holds ids outside ``[0, V)``, or runs past ``max_len``.
+            if ``tokens`` is not ``(B, L)`` with L ≥ 1, holds ids outside ``[0, V)``, or runs past ``max_len``,
+            or a ``cache`` of another length or filled by another model (another batch, H_kv or Dh, or, outside
+            autocast, keys of another dtype than the parameters').
     """
 
     def __init__(self, *args: Any, **settings: Any) -> None:
@@ -319,7 +346,8 @@ class ModernDecoderLM(CachedGenerationMixin, nn.Module):
                 raise ValueError(f"cache: expected {wanted}, got {len(cache)}")
             batch = tokens.shape[0] if isinstance(tokens, Tensor) and tokens.dim() == 2 else None  # else check_tokens
             heads = (self.config.kv_heads, self.config.d_model // self.config.num_heads)  # (H_kv, Dh)
-            check_cache_count(cache, len(self.layers), "one KVCache per layer (new_cache())", batch=batch, heads=heads)
+            check_cache_count(cache, len(self.layers), "one KVCache per layer (new_cache())", batch=batch, heads=heads,
+                              weight=self.output.weight)
         past = 0 if cache is None else len(cache[0])
         check_tokens("tokens", tokens, self.vocab_size, self.position_limit, offset=past)
         L = tokens.shape[1]

@@ -106,8 +106,11 @@ def test_a_short_run_learns_and_stops_on_its_budget() -> None:
     (lambda d: train_poet(d, seed=0, budget_s=1.0, device="meta"), ValueError, "device: expected 'cpu'"),
     (lambda d: train_poet(d.train, seed=0, budget_s=1.0), TypeError, "data: expected PoemData"),
     (lambda d: time_cosine_schedule(None, 1.0, FakeClock()), TypeError, "optimizer: expected Optimizer"),
+    (lambda d: train_poet(d, seed=0, budget_s=1.0, progress=1), TypeError, r"^progress: expected a bool, got int$"),
+    (lambda d: train_poet(d, seed=0, budget_s=1.0, device=None), TypeError,
+     r"^device: expected a str or torch.device, got NoneType$"),
 ], ids=["one window", "empty", "batch 0", "context 0", "2-D ids", "no model", "endless budget", "huge seed",
-        "unknown device", "meta", "a stream as data", "no optimizer"])
+        "unknown device", "meta", "a stream as data", "no optimizer", "progress 1", "no device"])
 def test_bad_input_is_refused_at_the_door(call, error: type, words: str) -> None:
     with pytest.raises(error, match=words):
         call(poem_data())

@@ -81,7 +81,11 @@ def test_no_chosen_token_gives_zero_not_nan() -> None:
         ({"tokens": torch.zeros(2, 3)}, TypeError, "tokens: expected an integer tensor"),
         ({"tokens": torch.zeros(3, dtype=torch.long)}, ValueError, "tokens"),
         ({"rate": 1.5}, ValueError, "rate"),
-        ({"mask_id": 49}, ValueError, "first_word_id: expected an id below vocab_size=50"),
+        # the default first_word_id is mask_id + 1: a range it leaves empty is mask_id's fault, not first_word_id's
+        ({"mask_id": 49}, ValueError, "mask_id: expected an id above pad_id=0 and below vocab_size - 1=49"),
+        ({"mask_id": 3, "pad_id": 7}, ValueError, "mask_id: expected an id above pad_id=7"),
+        ({"mask_id": 10, "first_word_id": 10}, ValueError, "first_word_id: expected an id above mask_id=10"),
+        ({"first_word_id": 50}, ValueError, "first_word_id: expected an id below vocab_size=50"),
         ({"vocab_size": 2.0}, TypeError, "vocab_size: expected an int"),
         ({"mask_id": 0}, ValueError, "mask_id: expected an id other than pad_id=0"),
         ({"mask_id": 50}, ValueError, "mask_id"),
@@ -123,6 +127,11 @@ def test_pretrain_mlm_lowers_the_loss_on_a_learnable_text() -> None:
         ([[5, 6]], {"max_steps": 2.0}, TypeError, "max_steps: expected an int"),
         ([[5, 6]], {"batch_size": 0}, ValueError, "batch_size"),
         ([[5, 6]], {"max_steps": None}, ValueError, "expected at least one budget"),
+        # vocab_size and mask_id are checked before the sentences are compared with them
+        ([[5, 6]], {"vocab_size": "50"}, TypeError, "vocab_size: expected an int"),
+        ([[5, 6]], {"vocab_size": 1}, ValueError, "vocab_size"),
+        ([[5, 6]], {"mask_id": 0}, ValueError, "mask_id"),
+        ([[5, 6]], {"mask_id": 50}, ValueError, "mask_id"),
     ],
 )
 def test_pretrain_mlm_bad_input(sentences: list, kwargs: dict, error: type, message: str) -> None:

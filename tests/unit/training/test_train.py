@@ -222,6 +222,21 @@ def test_bad_input():
         train(_Linear(), nan_batches, _mse, max_steps=3, progress=False, device="cpu")
 
 
+def test_a_per_sample_loss_is_refused_naming_loss_fn():  # breaker: torch's "grad can be implicitly created ..."
+    def per_sample(model, batch):
+        x, y = batch
+        return ((model(x) - y) ** 2).mean(dim=1), x.shape[0]  # (B,): not reduced over the batch
+
+    model = _Linear()
+    before = [p.detach().clone() for p in model.parameters()]
+    with pytest.raises(ValueError, match=r"^loss_fn: expected \(loss, tokens\) with a 0-d \(mean\) loss tensor, got a "
+                                         r"loss of shape \(16,\) at step 1; reduce it, e.g. loss.mean\(\)$"):
+        train(model, _regression_batches(), per_sample, max_steps=3, progress=False, device="cpu")
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))  # refused before a step
+    with pytest.raises(TypeError, match=r"^loss_fn: expected \(loss, tokens\) with a 0-d loss tensor, got a float "):
+        train(model, _regression_batches(), lambda m, b: (1.0, 16), max_steps=3, progress=False, device="cpu")
+
+
 def test_checkpoint_round_trip_and_mismatches(tmp_path):
     torch.manual_seed(0)
     src_vocab, tgt_vocab = Vocab(["the", "cat"]), Vocab(["猫"])
@@ -358,7 +373,9 @@ def test_step_cost_ratios_real_work_orders_the_costs() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
-    [({"steps": {}}, TypeError, "steps: expected a non-empty mapping"),
+    [({"steps": {}}, ValueError, r"^steps: expected a non-empty mapping of name -> callable, got an empty dict$"),
+     ({"steps": [lambda: None]}, TypeError, r"^steps: expected a non-empty mapping of name -> callable, got list$"),
+     ({"clock": lambda: "now"}, TypeError, r"^clock: expected a callable returning seconds as a number, got str$"),
      ({"steps": {"a": 3}}, TypeError, r"steps\['a'\]: expected a callable, got int"),
      ({"reference": "b"}, ValueError, r"reference: expected one of \['a'\], got 'b'"),
      ({"clock": 1.0}, TypeError, "clock: expected a callable"),
@@ -372,6 +389,22 @@ def test_step_cost_ratios_bad_input(kwargs: dict, error: type, message: str) -> 
     args = {"steps": {"a": lambda: None}, "reference": "a", "clock": time.perf_counter, **kwargs}
     with pytest.raises(error, match=message):
         step_cost_ratios(args.pop("steps"), args.pop("reference"), **args)
+
+
+def test_step_cost_ratios_are_python_floats_on_a_numpy_clock() -> None:  # breaker: np.float64 ratios came back
+    import numpy as np
+
+    from tformer.training.train import step_cost_ratios
+
+    now = [0.0]
+
+    def step(cost: float) -> None:
+        now[0] += cost
+
+    steps = {"tf": lambda: step(2.0), "rnn": lambda: step(3.0)}
+    ratios = step_cost_ratios(steps, "tf", clock=lambda: np.float64(now[0]), rounds=2)
+    assert ratios == {"tf": [1.0, 1.0], "rnn": [1.5, 1.5]}
+    assert all(type(r) is float for rs in ratios.values() for r in rs)
 
 
 @pytest.mark.parametrize("cost", [0.0, -1.0, math.nan])
