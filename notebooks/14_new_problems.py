@@ -320,7 +320,7 @@ print("keys visible per query:", window_mask.sum(dim=1).tolist())
 
 # %%
 seed_everything(0)
-N_W, WINDOW, DEPTH = 40, 4, 12
+N_W, WINDOW, DEPTH = 40, 4, 14  # 13 layers reach all 40 positions; the 14th shows the field stop there
 attn_layers = [MultiHeadAttention(16, 2).double() for _ in range(DEPTH)]
 x_w = torch.randn(1, N_W, 16, dtype=torch.float64, requires_grad=True)
 mask_w = sliding_window_mask(N_W, WINDOW)
@@ -333,16 +333,16 @@ for depth in range(1, DEPTH + 1):
     reached = (grad[0].abs().sum(dim=-1) > 0).nonzero().flatten()
     measured_field.append(N_W - int(reached.min()))
 formula_field = [min(N_W, 1 + depth * (WINDOW - 1)) for depth in range(1, DEPTH + 1)]
-print("layers:         ", list(range(1, DEPTH + 1)))
-print("measured field: ", measured_field)
-print("1 + ℓ·(w − 1):  ", formula_field)
+print("layers:                  ", list(range(1, DEPTH + 1)))
+print("measured field:          ", measured_field)
+print(f"1 + ℓ·(w − 1), at most {N_W}:", formula_field)
 assert measured_field == formula_field
 mistral_field = results.record("mistral_field", 1 + 32 * (4096 - 1))  # 32 layers, window 4096
 print(f"32 layers with a window of 4096 reach {mistral_field:,} positions back")
 
 fig, ax = plt.subplots(figsize=(6.4, 3.8))
 ax.plot(range(1, DEPTH + 1), measured_field, "o", label="measured (non-zero gradient)")
-ax.plot(range(1, DEPTH + 1), formula_field, "-", label="1 + ℓ·(w − 1)")
+ax.plot(range(1, DEPTH + 1), formula_field, "-", label=f"1 + ℓ·(w − 1), at most {N_W}")
 ax.set_xlabel("number of layers ℓ")
 ax.set_ylabel("receptive field of the last position (tokens)")
 ax.set_title(f"Sliding window w = {WINDOW}: the field grows by w − 1 per layer")
@@ -529,8 +529,8 @@ with torch.no_grad():  # each kernel's calls over n_lin, all taking turns round 
     times_lin = sweep_times({name: [partial(fn, *qkv_lin[n]) for n in n_lin] for name, fn in kernels.items()},
                             repeats=5, warmup=1, device=device, clock=clock)
 # Fit regions: linear attention once its n·Dh² work outweighs fixed per-call overhead (the largest three n);
-# softmax attention from 256 to 2048 on a CPU (256–1024 alone gave 1.70 with two notebooks sharing the
-# machine; 4096 is left out, its 64 MiB score matrix making the most trips to main memory), from 2048 on a GPU.
+# softmax attention from 256 to 2048 on a CPU (4096 is left out, its 64 MiB score matrix making the most trips
+# to main memory), from 2048 on a GPU.
 fit = {"softmax attention": [i for i, n in enumerate(n_lin) if (n >= 2048 if BIG else n <= 2048)],
        "linear attention": list(range(len(n_lin)))[-3:]}
 slopes_lin = {name: loglog_slope([n_lin[i] for i in fit[name]], [t[i] for i in fit[name]])
@@ -547,8 +547,8 @@ print(f"one float32 score matrix at n = 4096: {score_mib:.0f} MiB")
 for name, predicted in (("softmax attention", 2), ("linear attention", 1)):
     # On a GPU the regime starts only once every fitted call keeps the device busy for ≥ 1 ms. The claim is
     # quadratic against linear, so each slope must sit nearer its own exponent than the other (as in
-    # chapter 13's width sweep): per-call overhead at the short lengths pulls softmax's fit below 2 (1.70
-    # with two notebooks sharing the machine; the stored run's is printed above).
+    # chapter 13's width sweep): per-call overhead at the short lengths pulls softmax's fit below 2 (the
+    # stored run's slope is printed above).
     if not BIG or min(times_lin[name][i] for i in fit[name]) >= 1e-3:
         assert abs(slopes_lin[name] - predicted) <= 0.45, (name, slopes_lin[name])
     else:
@@ -678,7 +678,7 @@ for b, parts in enumerate(shares):
     for j, part in enumerate(parts):
         ax_l.bar(b + 1, part.item(), bottom=bottom, color=block_colours[j], width=0.6, edgecolor="white")
         bottom += part.item()
-    if b > 0:  # the sum so far, multiplied by the correction before this block's terms are added
+    if b > 0 and corrections[b] < 1:  # the max rose: the sum so far is multiplied by the correction first
         before, after = sum(shares[b - 1]).item(), sum(shares[b][:-1]).item()
         ax_l.annotate("", xy=(b + 0.7, after), xytext=(b + 0.3, before),
                       arrowprops={"arrowstyle": "->", "color": "grey"})
@@ -1122,11 +1122,11 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # Just before the race, the two blocks' training steps are timed side by side (`step_cost_ratios`, as in
 # chapter 10): **7**<!-- result: race_rounds --> rounds, each three steps of the 2017-style block and then
 # three of the 2024 block, on fresh models after two untimed steps. In the median round one step of the 2024 block cost
-# **1.31**<!-- result: race_step_cost --> steps of the 2017-style block, so in the time of
+# **1.26**<!-- result: race_step_cost --> steps of the 2017-style block, so in the time of
 # **200**<!-- result: race_steps_2017 --> steps of the 2017-style block the 2024 block trains
-# **153**<!-- result: race_steps_2024 --> steps. Each run then trains its number of steps, and its training
+# **159**<!-- result: race_steps_2024 --> steps. Each run then trains its number of steps, and its training
 # seconds are measured again: each 2024 run took
-# 92<!-- result: race_time_share.min -->–103<!-- result: race_time_share.max -->% of its 2017 partner's
+# 98<!-- result: race_time_share.min -->–111<!-- result: race_time_share.max -->% of its 2017 partner's
 # seconds. How fast each block runs moves with the machine and with what else it runs, so the step count,
 # and the scores that follow from it, will not repeat exactly on another machine. The clock is this
 # process's CPU time on one thread (`training_clock`); on a GPU (`BIG`, with a longer budget) it is the wall
@@ -1283,25 +1283,25 @@ print(f"2017 block at the 2024 block's step count: "
 # <details class="measured"><summary>How this was measured: the numbers of the race</summary>
 #
 # In about the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block, the 2024 block
-# reaches **1.79**<!-- result: race_final_2024.min -->–**1.83**<!-- result: race_final_2024.max --> nats per
+# reaches **1.76**<!-- result: race_final_2024.min -->–**1.81**<!-- result: race_final_2024.max --> nats per
 # character (three seeds) against the 2017-style block's
-# **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.49**<!-- result: race_gap.min -->–**0.53**<!--
+# **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.51**<!-- result: race_gap.min -->–**0.55**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
 # block. At half the time the two stood at
-# **2.24**<!-- result: race_half_2024.min -->–**2.36**<!-- result: race_half_2024.max --> (2024) and
-# **2.440**<!-- result: race_half_2017 --> (2017-style).
+# **2.28**<!-- result: race_half_2024.min -->–**2.31**<!-- result: race_half_2024.max --> (2024) and
+# **2.443**<!-- result: race_half_2017 --> (2017-style).
 # On one thread, in this run, the 2024 block is the *slower* model: one of its steps cost
-# 1.31<!-- result: race_step_cost --> steps of the 2017 block in the timing (the rounds ranged
-# 1.11<!-- result: race_step_cost_rounds.min -->–1.43<!-- result: race_step_cost_rounds.max -->), so it took
-# **153**<!-- result: race_steps_2024 --> steps in the same time. Measured afterwards, the 2024 runs took
-# 92<!-- result: race_time_share.min -->–103<!-- result: race_time_share.max -->% of their partners' seconds,
+# 1.26<!-- result: race_step_cost --> steps of the 2017 block in the timing (the rounds ranged
+# 1.21<!-- result: race_step_cost_rounds.min -->–1.29<!-- result: race_step_cost_rounds.max -->), so it took
+# **159**<!-- result: race_steps_2024 --> steps in the same time. Measured afterwards, the 2024 runs took
+# 98<!-- result: race_time_share.min -->–111<!-- result: race_time_share.max -->% of their partners' seconds,
 # so the two are also compared at the same second: at the end of the shorter run of each pair, the 2024 block
 # stood at
-# 1.79<!-- result: race_equal_s_2024.min -->–1.84<!-- result: race_equal_s_2024.max --> nats per character
-# against 2.322<!-- result: race_equal_s_2017.min -->–2.337<!-- result: race_equal_s_2017.max --> (asserted for
+# 1.77<!-- result: race_equal_s_2024.min -->–1.89<!-- result: race_equal_s_2024.max --> nats per character
+# against 2.317<!-- result: race_equal_s_2017.min -->–2.327<!-- result: race_equal_s_2017.max --> (asserted for
 # every seed, as is the lower final loss).
 # It does not win by taking more steps: at that step count the 2017-style runs stood at
-# **2.37**<!-- result: race_2017_at_2024_steps.min -->–**2.38**<!-- result: race_2017_at_2024_steps.max -->
+# **2.36**<!-- result: race_2017_at_2024_steps.min -->–**2.37**<!-- result: race_2017_at_2024_steps.max -->
 # nats per character. And it caches half as many bytes per token.
 #
 # We expect that slowness to belong to these implementations more than to the architecture, though no
@@ -1312,7 +1312,7 @@ print(f"2017 block at the 2024 block's step count: "
 # (Zhang & Sennrich introduced RMSNorm because it is *cheaper* than LayerNorm), its rotary embedding
 # recomputes its angles on every call, and grouped-query attention reshapes its heads. The time is
 # measured, so the race is fair to the code that ran; we expect a tuned implementation to give the 2024 block
-# more than its 153<!-- result: race_steps_2024 --> steps, though still fewer than the 2017 block's.
+# more than its 159<!-- result: race_steps_2024 --> steps, though still fewer than the 2017 block's.
 #
 # What the race supports, and what it does not:
 #

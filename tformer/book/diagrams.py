@@ -601,7 +601,7 @@ def _three_families() -> tuple[_Svg, str]:
     # encoder-only
     s.box(370, 150, 160, 110, "encoder", "every token sees", "every token", "× N", role="attention", size=12)
     s.arrow(450, 320, 450, 262, "layer")
-    s.text(450, 338, "a sentence, some tokens [MASK]", size=11)
+    s.text(450, 338, "a sentence, some tokens <mask>", size=11)
     s.arrow(450, 148, 450, 112, "layer")
     s.text(450, 104, "a label or the masked tokens", size=11)
     # decoder-only
