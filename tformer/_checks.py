@@ -20,6 +20,7 @@ data-dependent branch is a graph break for the compiler. Elsewhere those values 
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from collections.abc import Collection
 from typing import Any
@@ -100,23 +101,31 @@ def is_number(value: object) -> bool:
 
 
 def check_cache_dtype(name: str, cache: object, weight: Tensor) -> None:
-    """Refuse a filled KV cache whose keys are not in the dtype of ``weight`` (the model's parameters).
+    """Refuse a filled KV cache whose keys the model could not use with its own dtype (that of ``weight``).
 
-    A cache filled by a copy of the model in another dtype (``copy.deepcopy(model).double()``) would otherwise
-    fail inside torch (``expected scalar type Float but found Double``), naming no argument. Only the dtype is
-    read, never the values: no host-device sync. Under autocast the cache holds what autocast computed in, so
-    the check is skipped there (as :func:`check_activation` skips its dtype check).
+    A growing cache appends the new keys with ``torch.cat``, which promotes to the wider dtype: a cache in a
+    narrower dtype than the model's (filled under autocast, or before ``model.double()``) is simply widened and
+    works, while a wider one (a float64 cache given to a float32 model) would make float64 keys meet float32
+    queries and fail inside torch (``expected scalar type Float but found Double``), naming no argument. A
+    static (cross-attention) cache is never concatenated, so its keys must be in the model's dtype exactly.
+    Only the dtype is read, never the values: no host-device sync. Under autocast the cache holds what autocast
+    computed in, so the check is skipped there (as :func:`check_activation` skips its dtype check).
 
     Raises:
-        ValueError: ``cache[0]: expected keys of dtype torch.float32 (this model's), got torch.float64: ...``.
+        ValueError: ``cache[0]: expected keys of dtype torch.float32 (this model's) or narrower, got
+            torch.float64: ...``.
     """
     key = getattr(cache, "key", None)
     if not isinstance(key, Tensor) or key.dtype == weight.dtype:
         return
     if weight.device.type != "meta" and torch.is_autocast_enabled(weight.device.type):
         return
-    raise ValueError(f"{name}: expected keys of dtype {weight.dtype} (this model's), got {key.dtype}: a cache "
-                     "filled by a model of another dtype; use this model's new_cache()")  # fmt: skip
+    static = bool(getattr(cache, "static", False))
+    if not static and torch.promote_types(key.dtype, weight.dtype) == weight.dtype:
+        return  # appending widens the cached keys to the model's dtype
+    wanted = f"{weight.dtype} (this model's)" + ("" if static else " or narrower")
+    raise ValueError(f"{name}: expected keys of dtype {wanted}, got {key.dtype}: a cache filled in another dtype "
+                     "(by another model, or before this one's dtype changed); use this model's new_cache()")  # fmt: skip
 
 
 def check_cache_count(
@@ -222,16 +231,19 @@ def check_number(
     *,
     open_min: bool = False,
     open_max: bool = False,
+    finite: bool = False,
 ) -> float:
     """Return ``value`` as a float if it is a real number (see :func:`is_number`) in the given interval.
 
-    NaN is never in an interval, so it is rejected whenever a bound is given.
+    NaN is never in an interval, so it is rejected whenever a bound is given; ``finite=True`` also rejects ±∞
+    (a bound such as ``> 0`` alone lets ∞ through).
 
     Args:
         name: the argument's name.
         value: what the caller passed.
         minimum, maximum: the interval's ends, ``None`` for unbounded.
         open_min, open_max: exclude that end (``(0, 1]`` is ``open_min=True``).
+        finite: also require a finite value (the message then says "a finite number").
 
     Returns:
         ``float(value)``.
@@ -244,13 +256,16 @@ def check_number(
         raise TypeError(f"{name}: expected a number, got {type_name(value)}")
     above = minimum is None or (value > minimum if open_min else value >= minimum)
     below = maximum is None or (value < maximum if open_max else value <= maximum)
-    if not (above and below):
-        if maximum is None:
-            wanted = f"a number {'>' if open_min else '>='} {minimum:g}"
+    if not (above and below) or (finite and not math.isfinite(value)):
+        kind = "a finite number" if finite else "a number"
+        if minimum is None and maximum is None:
+            wanted = kind
+        elif maximum is None:
+            wanted = f"{kind} {'>' if open_min else '>='} {minimum:g}"
         elif minimum is None:
-            wanted = f"a number {'<' if open_max else '<='} {maximum:g}"
+            wanted = f"{kind} {'<' if open_max else '<='} {maximum:g}"
         else:
-            wanted = f"a number in {'(' if open_min else '['}{minimum:g}, {maximum:g}{')' if open_max else ']'}"
+            wanted = f"{kind} in {'(' if open_min else '['}{minimum:g}, {maximum:g}{')' if open_max else ']'}"
         raise ValueError(f"{name}: expected {wanted}, got {value!r}")
     return float(value)
 

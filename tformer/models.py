@@ -595,6 +595,11 @@ class _TokenStack(nn.Module):
         _check_stack_cache(cache, len(self.encoder.layers), batch, heads, weight)  # before cache[0] is read
         past = 0 if cache is None else len(cache[0])
         check_tokens("tokens", tokens, self.config.vocab_size, self.config.position_limit, offset=past)
+        pad_id = self.config.pad_id
+        if cache is not None and pad_id is not None and bool((tokens == pad_id).any()):  # one sync, cached calls only
+            raise ValueError(f"tokens: expected no padding (pad_id={pad_id}) when a cache is given: cached keys carry "
+                             f"no padding mask, so padded positions would be attended to; got "
+                             f"{int((tokens == pad_id).sum())} padded positions (call without a cache)")  # fmt: skip
 
     def forward(
         self, tokens: Tensor, *, causal: bool, cache: list[KVCache] | None = None
@@ -619,7 +624,8 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
     Build it from a :class:`DecoderOnlyConfig` (``DecoderOnlyTransformer(config)``,
     ``DecoderOnlyTransformer.from_config(config)``) or from the config's fields as arguments
     (``DecoderOnlyTransformer(V, num_layers=2)``); ``model.config`` is the config. Padded keys
-    (``config.pad_id``) are masked in a forward pass without a cache.
+    (``config.pad_id``) are masked in a forward pass without a cache; with a cache, tokens holding ``pad_id``
+    are refused (cached keys carry no padding mask).
 
     Shape:
         ``forward(tokens (B, L)) -> logits (B, L, V)``; position l sees tokens 0..l only.
@@ -669,7 +675,8 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
             positions) more than ``max_len`` positions in total, or a ``cache`` that is not one
             :class:`~tformer.attention.KVCache` per layer as :meth:`new_cache` makes it (``[]``, ``[None]``, an
             encoder–decoder model's cache) or was filled by another model (another batch, number or width of
-            heads, or, outside autocast, dtype: ValueError naming ``cache[i]``).
+            heads, or, outside autocast, a dtype it cannot widen to the model's: ValueError naming ``cache[i]``);
+            ValueError if ``tokens`` holds ``pad_id`` when a ``cache`` is given.
         """
         check_flags(return_attention=return_attention)
         self.body.check(tokens, cache)

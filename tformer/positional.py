@@ -197,7 +197,7 @@ class RotaryEmbedding(nn.Module):
         - output: same shape and dtype as ``x``
 
     Raises:
-        ValueError: odd or non-positive ``head_dim``; non-positive ``base``; in ``forward``, a wrong last
+        ValueError: odd or non-positive ``head_dim``; a ``base`` not finite and > 0; in ``forward``, a wrong last
             dimension or ``positions`` not of shape ``(L,)``.
         TypeError: ``base`` not a number; non-integer ``positions``; non-float ``x``.
     """
@@ -208,7 +208,7 @@ class RotaryEmbedding(nn.Module):
         if head_dim % 2:
             raise ValueError(f"head_dim: expected an even number (RoPE rotates pairs of features), got {head_dim}")
         self.head_dim = head_dim
-        self.base = check_number("base", base, 0.0, open_min=True)
+        self.base = check_number("base", base, 0.0, open_min=True, finite=True)  # ∞ would freeze all but one pair
         self.max_len = check_int("max_len", max_len, 0)
 
     def forward(self, x: Tensor, positions: Tensor, *, checked: bool = False) -> Tensor:

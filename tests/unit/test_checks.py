@@ -50,3 +50,24 @@ def test_check_strs_refuses_a_bare_str_and_non_str_items() -> None:
         check_strs("tokens", "ab", "token", "tokenise")
     with pytest.raises(TypeError, match=r"^tokens: expected tokens that are str, got int 1$"):
         check_strs("tokens", ["a", 1], "token", "tokenise")
+
+
+def test_check_number_can_require_a_finite_value() -> None:
+    from tformer._checks import check_number
+
+    assert check_number("base", 1e4, 0.0, open_min=True, finite=True) == 1e4
+    assert check_number("base", float("inf"), 0.0, open_min=True) == float("inf")  # a bound alone lets ∞ through
+    with pytest.raises(ValueError, match=r"^base: expected a finite number > 0, got inf$"):
+        check_number("base", float("inf"), 0.0, open_min=True, finite=True)
+    with pytest.raises(ValueError, match=r"^x: expected a finite number, got -inf$"):
+        check_number("x", float("-inf"), finite=True)
+
+
+def test_rope_refuses_an_infinite_base() -> None:  # breaker: rope_base=inf rotated only the first pair
+    from tformer.positional import RotaryEmbedding
+    from tformer.variants.modern_block import ModernDecoderConfig
+
+    with pytest.raises(ValueError, match=r"^base: expected a finite number > 0, got inf$"):
+        RotaryEmbedding(8, base=float("inf"))
+    with pytest.raises(ValueError, match=r"^rope_base: expected a finite number > 0, got inf$"):
+        ModernDecoderConfig(50, d_model=16, num_heads=4, d_ff=32, num_layers=1, num_kv_heads=2, rope_base=float("inf"))

@@ -249,10 +249,43 @@ def test_a_cache_of_another_dtype_is_refused_at_the_door(name: str) -> None:  # 
     cache = wide.new_cache() if hasattr(wide, "new_cache") else [KVCache()] if name == "Encoder" else KVCache()
     call(wide, cache, True)
     where = "cache" if isinstance(cache, KVCache) else r"cache\[0\]"
-    with pytest.raises(ValueError, match=rf"^{where}: expected keys of dtype torch.float32 \(this model's\), got "
-                                         r"torch.float64: a cache filled by a model of another dtype"):
+    with pytest.raises(ValueError, match=rf"^{where}: expected keys of dtype torch.float32 \(this model's\)"
+                                         r"( or narrower)?, got torch.float64: a cache filled in another dtype"):
         call(model, cache, False)
     call(wide, cache, False)  # the model that filled it still reads it
+
+
+def test_padding_is_refused_with_a_cache() -> None:  # breaker: silently attended to, 0.28 off the uncached logits
+    model = DecoderOnlyTransformer(V, d_model=16, num_heads=2, num_layers=2, d_ff=32, dropout=0.0).eval()
+    padded = torch.tensor([[5, 6, 7, 0, 0]])
+    with pytest.raises(ValueError, match=r"^tokens: expected no padding \(pad_id=0\) when a cache is given: .* got 2 "
+                                         r"padded positions \(call without a cache\)$"):
+        model(padded, cache=model.new_cache())
+    cache = model.new_cache()  # unpadded tokens still fill and extend a cache, equal to a whole read
+    first = model(padded[:, :3], cache=cache)
+    torch.testing.assert_close(torch.cat([first, model(torch.tensor([[8]]), cache=cache)], dim=1),
+                               model(torch.tensor([[5, 6, 7, 8]])), atol=1e-5, rtol=1e-5)
+
+def test_a_narrower_cache_is_widened_not_refused() -> None:  # breaker: a working cache was refused
+    torch.manual_seed(0)
+    model = DecoderOnlyTransformer(V, d_model=16, num_heads=2, num_layers=1, d_ff=32).eval()
+    cache = model.new_cache()
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # filled in bfloat16, then read in float32
+        model(TOKENS[:, :3], cache=cache)
+    assert model(TOKENS[:, 3:], cache=cache).dtype == torch.float32
+    cache = model.new_cache()
+    model(TOKENS[:, :3], cache=cache)  # filled in float32, then the model becomes float64
+    wide = copy.deepcopy(model).double()
+    whole = wide(TOKENS)[:, 3:]
+    torch.testing.assert_close(wide(TOKENS[:, 3:], cache=cache), whole, atol=1e-5, rtol=1e-5)
+    # A cross-attention cache is never concatenated: its keys must be in the model's dtype exactly
+    seq2seq = _seq2seq().eval()
+    narrow = seq2seq.new_cache()
+    seq2seq.decode(TOKENS[:, :3], seq2seq.encode(SRC), cache=narrow)
+    wide = copy.deepcopy(seq2seq).double()
+    with pytest.raises(ValueError, match=r"^cache\[0\]: expected keys of dtype torch.float64 \(this model's\), got "
+                                         r"torch.float32"):
+        wide.decode(TOKENS[:, 3:], wide.encode(SRC), cache=narrow)
 
 
 def test_a_cache_filled_under_autocast_is_read_under_autocast() -> None:

@@ -165,22 +165,31 @@ def pretrain_mlm(
         The :class:`tformer.training.train.History` (losses in nats per chosen token).
 
     Raises:
-        TypeError: if a sentence is not a list of ints, or ``vocab_size``/``mask_id``/``seed``/``batch_size``/
+        TypeError: if ``sentences`` is not a list (a generator cannot be drawn from), a sentence is not a list of
+            ints, or ``vocab_size``/``mask_id``/``seed``/``batch_size``/
             ``max_steps`` is not an int.
-        ValueError: if ``vocab_size`` is below 2 or ``mask_id`` outside ``[1, vocab_size)``; if ``sentences`` is empty, holds an empty sentence or an id outside ``[1, vocab_size)`` (0 is
-            padding); if the model's ``pad_id`` is not ``PAD_ID`` = 0 (the batches are padded with 0: see
-            :func:`mlm_loss`); as :func:`tformer.training.train` for the budgets; as :func:`mask_tokens` for the ids.
+        ValueError: if ``vocab_size`` is below 3 or ``mask_id`` outside ``[1, vocab_size - 1)`` (0 is padding, and
+            random words are drawn from above ``mask_id``); if the model's ``pad_id`` is not ``PAD_ID`` = 0; if
+            ``sentences`` is empty, holds an empty sentence or an id outside ``[1, vocab_size)`` (0 is
+            padding); as :func:`tformer.training.train` for the budgets; as :func:`mask_tokens` for the ids.
     """
-    vocab_size = check_int("vocab_size", vocab_size, 2)  # before the sentences, whose ids are checked against it
-    mask_id = check_int("mask_id", mask_id, 1, vocab_size - 1)  # 0 is padding
+    # before the sentences, whose ids are checked against them: 0 is padding, and random words come from above mask_id
+    vocab_size = check_int("vocab_size", vocab_size, 3)
+    mask_id = check_int("mask_id", mask_id, 1, vocab_size - 2)
+    model_pad_id = getattr(model, "pad_id", PAD_ID)
+    if model_pad_id != PAD_ID:  # the batches are padded with PAD_ID, which such a model would attend to
+        raise ValueError(f"model: expected a model whose pad_id is {PAD_ID} (the batches are padded with it), got "
+                         f"pad_id={model_pad_id!r}")  # fmt: skip
     batch_size = check_int("batch_size", batch_size, 1)
     seed = check_int("seed", seed, 0)
     if max_steps is not None:
         max_steps = check_int("max_steps", max_steps, 1)
-    if isinstance(sentences, str) or len(sentences) == 0:
+    if not isinstance(sentences, Sequence) or isinstance(sentences, str):  # drawn from at random: len and [i]
+        raise TypeError(f"sentences: expected a list of id lists, got {type(sentences).__name__}")
+    if len(sentences) == 0:
         raise ValueError(f"sentences: expected a non-empty list of id lists, got {sentences!r:.40}")
     for i, sentence in enumerate(sentences):
-        if isinstance(sentence, str) or not all(is_int(t) for t in sentence):
+        if not isinstance(sentence, Sequence) or isinstance(sentence, str) or not all(is_int(t) for t in sentence):
             raise TypeError(f"sentences[{i}]: expected a list of int token ids, got {sentence!r:.40}")
         if len(sentence) == 0:
             raise ValueError(f"sentences[{i}]: expected a non-empty sentence, got []")

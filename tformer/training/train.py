@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm import tqdm  # the text bar: tqdm.auto needs ipywidgets in Jupyter and warns without it
 
-from tformer._checks import check_flags, check_int, check_number, check_type, is_number, type_name
+from tformer._checks import check_flags, check_int, check_number, check_type, is_int, is_number, type_name
 from tformer.data.text import BOS_ID, PAD_ID, Vocab
 from tformer.environment import check_device, get_device, seed_everything, training_clock
 from tformer.training.teacher_forcing import sequence_cross_entropy, shift_right
@@ -279,6 +279,45 @@ def to_device(batch: Any, device: torch.device | str) -> Any:
 
 
 # ----------------------------------------------------------------------------------------------- the loop
+
+def _loss_output(out: object, step: int) -> tuple[Tensor, int]:
+    """``loss_fn``'s return value, checked: a ``(loss, tokens)`` pair, a one-element loss tensor that has a
+    gradient, and a token count that is a whole number ≥ 0 (an int or a one-element integer tensor).
+
+    A bare tensor of two elements would otherwise unpack silently into a loss and a count. Only shapes, dtypes
+    and flags are read for the loss (no host-device sync); the count is read as a Python int, as before.
+
+    Raises:
+        TypeError: ``out`` is not a pair, the loss is not a tensor, or the count is not an integer.
+        ValueError: the loss has more than one element or no gradient, or the count is negative.
+    """
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        got = f"a tensor of shape {tuple(out.shape)}" if isinstance(out, Tensor) else type_name(out)
+        raise TypeError(f"loss_fn: expected a (loss, tokens) pair, got {got} at step {step}")
+    loss, tokens = out
+    if not isinstance(loss, Tensor):
+        raise TypeError(f"loss_fn: expected (loss, tokens) with a 0-d loss tensor, got a {type_name(loss)} loss "
+                        f"at step {step}")  # fmt: skip
+    if loss.numel() != 1:
+        raise ValueError(f"loss_fn: expected (loss, tokens) with a 0-d (mean) loss tensor, got a loss of shape "
+                         f"{tuple(loss.shape)} at step {step}; reduce it, e.g. loss.mean()")  # fmt: skip
+    if not loss.requires_grad:
+        raise ValueError(f"loss_fn: expected a loss computed from the model's parameters (with a gradient), got "
+                         f"one without at step {step} (detached, or computed under torch.no_grad?)")  # fmt: skip
+    if isinstance(tokens, Tensor):
+        if tokens.numel() != 1 or tokens.is_floating_point() or tokens.is_complex():
+            raise TypeError(f"loss_fn: expected (loss, tokens) with tokens an int, got a {tokens.dtype} tensor of "
+                            f"shape {tuple(tokens.shape)} at step {step}")  # fmt: skip
+        count = int(tokens.item())
+    elif is_int(tokens):
+        count = int(tokens)
+    else:
+        raise TypeError(f"loss_fn: expected (loss, tokens) with tokens an int, got {type_name(tokens)} "
+                        f"{tokens!r:.20} at step {step}")  # fmt: skip
+    if count < 0:
+        raise ValueError(f"loss_fn: expected (loss, tokens) with tokens ≥ 0, got {count} at step {step}")
+    return loss.reshape(()), count
+
 def train(
     model: nn.Module,
     batches: Iterable[Any],
@@ -418,14 +457,11 @@ def train(
         for batch in batches:
             seen += 1
             batch = to_device(batch, device)
-            loss, n_tokens = loss_fn(model, batch)
-            if not isinstance(loss, Tensor) or loss.dim() != 0:  # shape only: no host-device sync
+            try:
+                loss, n_tokens = _loss_output(loss_fn(model, batch), history.steps + 1)
+            except (TypeError, ValueError):
                 bar.close()
-                if not isinstance(loss, Tensor):
-                    raise TypeError(f"loss_fn: expected (loss, tokens) with a 0-d loss tensor, got a "
-                                    f"{type_name(loss)} loss at step {history.steps + 1}")
-                raise ValueError(f"loss_fn: expected (loss, tokens) with a 0-d (mean) loss tensor, got a loss of "
-                                 f"shape {tuple(loss.shape)} at step {history.steps + 1}; reduce it, e.g. loss.mean()")
+                raise
             if not torch.isfinite(loss):
                 bar.close()
                 raise ValueError(
@@ -441,7 +477,7 @@ def train(
             if scheduler is not None:
                 scheduler.step()
             history.steps += 1
-            history.tokens += int(n_tokens)
+            history.tokens += n_tokens
             history.losses.append(float(loss.detach()))
             history.epochs = epoch + (seen / n_batches if n_batches else 0.0)
             bar.update(1)

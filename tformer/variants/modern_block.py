@@ -162,7 +162,7 @@ class ModernDecoderConfig(ModelConfig):
     Raises:
         TypeError / ValueError: a size that is not a positive int (first the ones
             :func:`modern_lm_parameter_count` checks, in its words), D not a multiple of H, H not a multiple of
-            H_kv, an odd Dh, ``rope_base`` not positive or ``norm_eps`` not a finite number > 0.
+            H_kv, an odd Dh, ``rope_base`` or ``norm_eps`` not a finite number > 0.
         TypeError: a fixed field given a value of another type than the field's (``dropout="0"`` or ``False``
             where a number belongs, ``norm_first=1`` or ``"yes"`` where a bool belongs).
         ValueError: a fixed field given another value of its type (``dropout=0.1``, ``norm_first=False``); any
@@ -219,10 +219,8 @@ class ModernDecoderConfig(ModelConfig):
             if isinstance(wanted, float):  # dropout=0 or np.float32(0) means 0.0
                 object.__setattr__(self, name, wanted)  # frozen: stored as the float it stands for
         super().__post_init__()
-        check_number("rope_base", self.rope_base, 0.0, open_min=True)
-        eps = check_number("norm_eps", self.norm_eps, 0.0, open_min=True)  # RMSNorm divides by √(mean + eps)
-        if not math.isfinite(eps):
-            raise ValueError(f"norm_eps: expected a finite number > 0, got {self.norm_eps!r}")
+        check_number("rope_base", self.rope_base, 0.0, open_min=True, finite=True)  # ∞: only one pair would turn
+        check_number("norm_eps", self.norm_eps, 0.0, open_min=True, finite=True)  # RMSNorm divides by √(mean + eps)
 
     @property
     def kv_heads(self) -> int:

@@ -132,6 +132,10 @@ def test_pretrain_mlm_lowers_the_loss_on_a_learnable_text() -> None:
         ([[5, 6]], {"vocab_size": 1}, ValueError, "vocab_size"),
         ([[5, 6]], {"mask_id": 0}, ValueError, "mask_id"),
         ([[5, 6]], {"mask_id": 50}, ValueError, "mask_id"),
+        ([[5, 6]], {"mask_id": 49}, ValueError, "mask_id"),  # no id above it is left to draw random words from
+        ([[5, 6]], {"vocab_size": 2, "mask_id": 1}, ValueError, "vocab_size"),
+        ((s for s in [[5, 6]]), {}, TypeError, "sentences: expected a list of id lists, got generator"),
+        ([5, 6], {}, TypeError, r"sentences\[0\]: expected a list of int token ids, got 5"),
     ],
 )
 def test_pretrain_mlm_bad_input(sentences: list, kwargs: dict, error: type, message: str) -> None:
@@ -141,6 +145,15 @@ def test_pretrain_mlm_bad_input(sentences: list, kwargs: dict, error: type, mess
     args = {"mask_id": MASK_ID, "vocab_size": V, "max_steps": 1, "device": "cpu"} | kwargs
     with pytest.raises(error, match=message):
         pretrain_mlm(model, sentences, **args)
+
+
+def test_pretrain_mlm_names_the_model_whose_padding_it_cannot_mask() -> None:
+    from tformer.training.mlm import pretrain_mlm
+
+    model = EncoderOnlyTransformer(V, d_model=16, num_heads=2, num_layers=1, d_ff=32, max_len=40, pad_id=None)
+    with pytest.raises(ValueError, match=r"^model: expected a model whose pad_id is 0 \(the batches are padded with "
+                                         r"it\), got pad_id=None$"):
+        pretrain_mlm(model, [[5, 6]], mask_id=MASK_ID, vocab_size=V, max_steps=1, device="cpu")
 
 
 def test_labels_are_int64_whatever_came_in() -> None:
@@ -174,5 +187,5 @@ def test_loss_refuses_a_model_that_pads_with_another_id() -> None:
     with pytest.raises(ValueError, match=r"pad_id: expected the model's pad_id=1 \(the keys it masks as padding\), "
                                          r"got 0"):
         mlm_loss(model, batch(), mask_id=MASK_ID, vocab_size=V)
-    with pytest.raises(ValueError, match=r"pad_id: expected the model's pad_id=1"):
+    with pytest.raises(ValueError, match=r"^model: expected a model whose pad_id is 0 .* got pad_id=1$"):
         pretrain_mlm(model, [[5, 6, 7], [8, 9]], mask_id=MASK_ID, vocab_size=V, max_steps=1, device="cpu")

@@ -237,6 +237,42 @@ def test_a_per_sample_loss_is_refused_naming_loss_fn():  # breaker: torch's "gra
         train(model, _regression_batches(), lambda m, b: (1.0, 16), max_steps=3, progress=False, device="cpu")
 
 
+
+@pytest.mark.parametrize(
+    ("loss_fn", "error", "message"),
+    [
+        # a bare (2,) tensor used to unpack silently into loss = l[0], tokens = int(l[1])
+        (lambda m, b: ((m(b[0]) - b[1]) ** 2).mean(dim=1)[:2], TypeError,
+         r"^loss_fn: expected a \(loss, tokens\) pair, got a tensor of shape \(2,\) at step 1$"),
+        (lambda m, b: ((m(b[0]) - b[1]) ** 2).mean(), TypeError, r"^loss_fn: expected a \(loss, tokens\) pair, got a "
+         r"tensor of shape \(\) at step 1$"),
+        (lambda m, b: (((m(b[0]) - b[1]) ** 2).mean().detach(), 16), ValueError,
+         r"^loss_fn: expected a loss computed from the model's parameters \(with a gradient\)"),
+        (lambda m, b: (((m(b[0]) - b[1]) ** 2).mean(), None), TypeError,
+         r"^loss_fn: expected \(loss, tokens\) with tokens an int, got NoneType"),
+        (lambda m, b: (((m(b[0]) - b[1]) ** 2).mean(), 7.9), TypeError, "with tokens an int, got float 7.9"),
+        (lambda m, b: (((m(b[0]) - b[1]) ** 2).mean(), torch.ones(16, dtype=torch.long)), TypeError,
+         r"with tokens an int, got a torch.int64 tensor of shape \(16,\)"),
+        (lambda m, b: (((m(b[0]) - b[1]) ** 2).mean(), -5), ValueError, "with tokens ≥ 0, got -5 at step 1"),
+    ],
+)  # fmt: skip
+def test_a_malformed_loss_output_is_refused_naming_loss_fn(loss_fn, error, message):  # breaker: silent or torch's
+    model = _Linear()
+    before = [p.detach().clone() for p in model.parameters()]
+    with pytest.raises(error, match=message):
+        train(model, _regression_batches(), loss_fn, max_steps=3, progress=False, device="cpu")
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))  # refused before a step
+
+
+def test_a_one_element_loss_and_a_tensor_count_are_accepted():  # what torch's backward accepts, train accepts
+    def shaped(model, batch):
+        x, y = batch
+        return ((model(x) - y) ** 2).mean().reshape(1), torch.tensor(x.shape[0])
+
+    history = train(_Linear(), _regression_batches(), shaped, max_steps=3, progress=False, device="cpu")
+    assert history.steps == 3 and history.tokens == 3 * 16 and all(type(v) is float for v in history.losses)
+
+
 def test_checkpoint_round_trip_and_mismatches(tmp_path):
     torch.manual_seed(0)
     src_vocab, tgt_vocab = Vocab(["the", "cat"]), Vocab(["猫"])
