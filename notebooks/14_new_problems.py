@@ -67,7 +67,7 @@ if "google.colab" in sys.modules:
 #   per query (an *online softmax*), so the n × n matrix never sits in main memory.
 # - **mixture of experts (MoE)** — many feed-forward networks (experts), a router sends each token to a few.
 # - **state-space model** — a linear recurrence h_t = a_t·h_{t−1} + b_t, trainable in parallel by a *scan*
-#   (combining the steps in a tree, §8).
+#   (§8).
 # - **RMSNorm, SwiGLU** — the 2024 block's norm (divide by the root mean square) and gated feed-forward.
 
 # %%
@@ -148,7 +148,8 @@ _ = results.record("double_layer_512", self_attention_flops(1024, d, projections
 #
 # **bytes = 2 (K and V) × B × layers × H_kv × S × Dh × bytes per number**,
 #
-# where H_kv is the number of key/value heads (H for ordinary multi-head attention). First, a tiny GPT-style
+# where B is the batch, S the number of cached positions and H_kv the number of key/value heads (H for ordinary
+# multi-head attention). First, a tiny GPT-style
 # model from `tformer.models`: generate with its cache, then weigh the cache tensors.
 
 # %%
@@ -266,7 +267,7 @@ plt.show()
 # 7B (Touvron et al. 2023: 32 layers, 32 heads of width 128) in float16 at 4096 tokens. The numbers below
 # come from the formula just verified; the per-token row adds DeepSeek-V2's multi-head latent attention
 # (MLA, DeepSeek-AI 2024), which caches one compressed vector of 512 numbers plus a 64-wide positional key
-# per token and layer — a formula only, not implemented here.
+# per token and layer (a formula only).
 
 # %%
 cfg = {"num_layers": 32, "head_dim": 128, "dtype": torch.float16}
@@ -358,8 +359,7 @@ plt.show()
 # **131,041**<!-- result: mistral_field --> positions (itself included), though each layer attends to 4096.
 #
 # A catch the source articles do not mention: a mask alone saves nothing. Our attention still computes every n × n
-# score and then discards most of them. The products keep their full shapes, so torch's counter (it reads shapes)
-# finds the same FLOPs with and without the window:
+# score and discards most of them, so torch's FLOP counter counts the same with and without the window:
 
 # %%
 from tformer.functional import scaled_dot_product_attention
@@ -396,7 +396,7 @@ _ = results.record("band_factor", full / (4 * 256 * 16 * 64))
 #
 # out_i = Σ_j (φ(q_i)·φ(k_j)) v_j / Σ_j φ(q_i)·φ(k_j) = φ(q_i)ᵀ [Σ_j φ(k_j) v_jᵀ] / φ(q_i)ᵀ [Σ_j φ(k_j)].
 #
-# The bracket is one Dh × Dv matrix shared by every query, computed once in O(n·Dh·Dv): no n × n matrix at
+# The bracket is one Dh × Dv matrix (Dv: the width of a value) shared by every query, computed once in O(n·Dh·Dv): no n × n matrix at
 # all. The figure draws both orders to scale; look at the matrix after each = sign. Left to right builds
 # n × n weights, whose FLOPs grow as n²; φ(K)ᵀV first builds the Dh × Dv bracket, whose FLOPs grow as n. A
 # softmax allows only the first order, as exp(q_i·k_j) does not split into a factor of q_i times one of k_j.
@@ -761,7 +761,7 @@ torch.set_num_threads(threads)
 # %% [markdown]
 # ## 6 · Mixture of experts: many parameters, few of them active
 #
-# Which part of a Transformer layer holds the parameters? At the paper's base size (d = 512, F = 2048):
+# Which part of a Transformer layer holds the parameters? At the 2017 paper's base size (d = 512, F = 2048):
 
 # %%
 from tformer.layers import FeedForward
@@ -1028,7 +1028,7 @@ plt.show()
 # | | 2017-style block (GPT-2's norm placement) | 2024 block (`ModernDecoderLM`) |
 # |---|---|---|
 # | norm before each sublayer | LayerNorm: subtract the mean, divide by the standard deviation, gain and bias | **RMSNorm**: divide by the root mean square, gain only (Zhang & Sennrich 2019) |
-# | feed-forward | W₂ ReLU(W₁x), two matrices, biases | **SwiGLU**: W₂ (SiLU(W₁x) ⊙ W₃x), three matrices, a gate times a value (Shazeer 2020); SiLU(u) = u·σ(u), a smooth ReLU; ⊙ multiplies element by element |
+# | feed-forward | W₂ ReLU(W₁x), two matrices, biases | **SwiGLU**: W₂ (SiLU(W₁x) ⊙ W₃x), three matrices, a gate times a value (Shazeer 2020); SiLU(u) = u·σ(u) with σ the sigmoid, a smooth ReLU; ⊙ multiplies element by element |
 # | positions | a learned vector added to each embedding | **RoPE**: queries and keys rotated by their position (chapter 08, §4) |
 # | attention | multi-head: H key/value heads | **grouped-query**: H_kv = H / 2 key/value heads (§2) |
 # | biases | on every linear map and norm | **none** |
@@ -1151,7 +1151,7 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # **200**<!-- result: race_steps_2017 --> steps of the 2017-style block the 2024 block trains
 # **161**<!-- result: race_steps_2024 --> steps. Each run then trains its number of steps, and its training
 # seconds are measured again: each 2024 run took
-# 102<!-- result: race_time_share.min -->–112<!-- result: race_time_share.max -->% of its 2017 partner's
+# 98<!-- result: race_time_share.min -->–105<!-- result: race_time_share.max -->% of its 2017 partner's
 # seconds. How fast each block runs moves with the machine and with what else it runs, so the step count,
 # and the scores that follow from it, will not repeat exactly on another machine. The clock is this
 # process's CPU time on one thread (`training_clock`); on a GPU (`BIG`, with a longer budget) it is the wall
@@ -1191,8 +1191,8 @@ def step_cost_rounds(rounds=7, n=3):
     return step_cost_ratios(steppers, "2017", clock=race_clock, rounds=rounds)["2024"]
 
 
-timed = step_cost_rounds()
-step_cost = statistics.median(timed)  # the median round: robust to a burst of load
+round_costs = step_cost_rounds()  # not `timed`: that name is §4's timing helper
+step_cost = statistics.median(round_costs)  # the median round: robust to a burst of load
 race_steps = {"2017": RACE_STEPS, "2024": round(RACE_STEPS / step_cost)}
 race = {"2017": [], "2024": []}
 for seed in RACE_SEEDS:
@@ -1269,10 +1269,12 @@ equal_24 = [score_at(h, t) for h, t in zip(race["2024"], equal_s, strict=True)]
 assert all(b < a for a, b in zip(equal_17, equal_24, strict=True)), "nor at equal measured seconds"
 assert max(summary["2024"]["half"]) < min(summary["2017"]["half"]), "nor at half the time"
 # When the 2024 block first gets ahead: the first evaluation time (of either run) at which it is lower, as a
-# share of the 2017 run's seconds
+# share of the 2017 run's seconds; only times both runs have reached, since before a run's first evaluation its
+# curve is unknown (interpolation would stretch its first score back in time)
 cross_share = []
 for h17, h24, t_end in zip(race["2017"], race["2024"], equal_s, strict=True):
-    times = sorted(t for t in {*h17.eval_seconds, *h24.eval_seconds} if t <= t_end)
+    t_start = max(h17.eval_seconds[0], h24.eval_seconds[0])
+    times = sorted(t for t in {*h17.eval_seconds, *h24.eval_seconds} if t_start <= t <= t_end)
     cross_share.append(100 * next(t for t in times if score_at(h24, t) < score_at(h17, t)) / h17.train_time_s)
 # Weight-matrix entries per layer, i.e. multiply-adds per token in the matrix products
 matmul = {"2017": 4 * D_R**2 + 2 * D_R * F_2017,
@@ -1280,11 +1282,11 @@ matmul = {"2017": 4 * D_R**2 + 2 * D_R * F_2017,
 assert np.ptp(final_17) < 0.01, "the 2017 runs no longer end within 0.01 of each other"
 assert max(final_17) < bigram_r, "the 2017 block no longer passes the bigram counts at every seed"
 results.record("race_steps_2017", RACE_STEPS)
-results.record("race_rounds", len(timed))
-print(f"a 2024 step / a 2017 step, median of {len(timed)} rounds timed before the race: "
+results.record("race_rounds", len(round_costs))
+print(f"a 2024 step / a 2017 step, median of {len(round_costs)} rounds timed before the race: "
       f"{results.record('race_step_cost', step_cost, tol=0.05 * step_cost):.2f} -> "
       f"{results.record('race_steps_2024', race_steps['2024'], tol=0.05 * race_steps['2024'])} steps; "
-      f"rounds: {results.record_runs('race_step_cost_rounds', timed)}")
+      f"rounds: {results.record_runs('race_step_cost_rounds', round_costs)}")
 print(f"each 2024 run's seconds, % of its 2017 partner's: "
       f"{results.record_runs('race_time_share', time_share, tol=0.05 * min(time_share))}")
 print(f"at the end of the shorter run of each pair: 2017 block {results.record_runs('race_equal_s_2017', equal_17)}; "
@@ -1312,7 +1314,7 @@ print(f"2017 block at the 2024 block's step count: "
 # In the same measured time the 2024 block ends about half a nat per character lower than the 2017-style
 # block, in all three runs, although its steps are slower on one CPU thread in this code and it took fewer of
 # them. At first the 2017-style block, whose steps are cheaper, is the lower; the 2024 block gets ahead after
-# 10<!-- result: race_cross_pct.min -->–41%<!-- result: race_cross_pct.max --> of the race's time, depending on
+# 24<!-- result: race_cross_pct.min -->–26%<!-- result: race_cross_pct.max --> of the race's time, depending on
 # the seed. Then the 2017-style block slows near the bigram level of chapter 12, while the 2024
 # block keeps falling. This is one small size,
 # one short training time and one text: a race of two packages of changes, not a measurement of which change
@@ -1327,21 +1329,21 @@ print(f"2017 block at the 2024 block's step count: "
 # **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.52**<!-- result: race_gap.min -->–**0.57**<!--
 # result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
 # block. At half the time the two stood at
-# **2.30**<!-- result: race_half_2024.min -->–**2.36**<!-- result: race_half_2024.max --> (2024) and
-# **2.43**<!-- result: race_half_2017.min -->–**2.45**<!-- result: race_half_2017.max --> (2017-style; the order
+# **2.26**<!-- result: race_half_2024.min -->–**2.31**<!-- result: race_half_2024.max --> (2024) and
+# **2.44**<!-- result: race_half_2017.min -->–**2.45**<!-- result: race_half_2017.max --> (2017-style; the order
 # asserted for every seed).
 # On one thread, in this run, the 2024 block is the *slower* model: one of its steps cost
 # 1.24<!-- result: race_step_cost --> steps of the 2017 block in the timing (the rounds ranged
-# 1.20<!-- result: race_step_cost_rounds.min -->–1.29<!-- result: race_step_cost_rounds.max -->), so it took
+# 1.20<!-- result: race_step_cost_rounds.min -->–1.43<!-- result: race_step_cost_rounds.max -->), so it took
 # **161**<!-- result: race_steps_2024 --> steps in the same time. Measured afterwards, the 2024 runs took
-# 102<!-- result: race_time_share.min -->–112<!-- result: race_time_share.max -->% of their partners' seconds,
+# 98<!-- result: race_time_share.min -->–105<!-- result: race_time_share.max -->% of their partners' seconds,
 # so the two are also compared at the same second: at the end of the shorter run of each pair, the 2024 block
 # stood at
-# 1.82<!-- result: race_equal_s_2024.min -->–1.86<!-- result: race_equal_s_2024.max --> nats per character
-# against 2.317<!-- result: race_equal_s_2017.min -->–2.322<!-- result: race_equal_s_2017.max --> (asserted for
-# every seed, as is the lower final loss), lower by 0.46<!-- result: race_gap_equal_s.min -->–0.50<!-- result:
+# 1.75<!-- result: race_equal_s_2024.min -->–1.82<!-- result: race_equal_s_2024.max --> nats per character
+# against 2.319<!-- result: race_equal_s_2017.min -->–2.322<!-- result: race_equal_s_2017.max --> (asserted for
+# every seed, as is the lower final loss), lower by 0.51<!-- result: race_gap_equal_s.min -->–0.57<!-- result:
 # race_gap_equal_s.max --> nats per seed. The 2024 block first stood lower at
-# 10<!-- result: race_cross_pct.min -->–41%<!-- result: race_cross_pct.max --> of its 2017 partner's seconds (the
+# 24<!-- result: race_cross_pct.min -->–26%<!-- result: race_cross_pct.max --> of its 2017 partner's seconds (the
 # first evaluation of either run at which it was lower; evaluations come every 20 steps, so this is coarse).
 # It does not win by taking more steps: at that step count the 2017-style runs stood at
 # **2.36**<!-- result: race_2017_at_2024_steps.min -->–**2.37**<!-- result: race_2017_at_2024_steps.max -->
@@ -1364,7 +1366,7 @@ print(f"2017 block at the 2024 block's step count: "
 #   has only just passed the bigram model of chapter 12 (**2.391**<!-- result: race_bigram --> nats per
 #   character), so the race measures how fast each block gets going. Whether the gap stays, shrinks or closes
 #   with a longer budget or a larger model is not measured here (`RACE_STEPS` is one number to change).
-# - It is a race of packages, not an ablation: which of the five changes buys the gain cannot be read from
+# - It is a race of packages, not an ablation (removing one change at a time): which of the five changes buys the gain cannot be read from
 #   it. Each is a separate module in `tformer` (`RMSNorm`, `SwiGLUFeedForward`, `RotaryEmbedding`,
 #   `GroupedQueryAttention`), so the models in between can be built and raced the same way.
 # - Neither learning rate was tuned. A learning rate that suits one block better than the other would move
