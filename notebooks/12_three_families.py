@@ -37,10 +37,8 @@ if "google.colab" in sys.modules:
 #
 # The original Transformer had both floors of the factory: a reading team (the encoder) and a writing team
 # (the decoder). Soon each floor was taken apart and used alone. BERT kept only the reading team, GPT only
-# the writing team, and T5 kept both. (The source articles, the three Chinese articles this book follows, add
-# that each floor alone does its own job even better than the full two-floor model; this chapter does not
-# test that.) All three are built from the
-# same blocks; what separates them is mostly the mask.
+# the writing team, and T5 kept both. All three are built from the same blocks; what separates them is mostly
+# the mask.
 #
 # **What you will learn**
 #
@@ -170,7 +168,8 @@ print(f"\nallowed pairs: {int(bidirectional.sum())} bidirectional vs {int(causal
 # `EncoderOnlyConfig`, `TransformerConfig`), all three with the same shared fields and the same defaults
 # (`tformer.models.ModelConfig`: the 2017 paper's post-norm block with ReLU and sinusoidal positions), so
 # the models compared below differ in their mask, not in norm placement or activation. Both end in the same
-# output layer, one linear map to V logits per position; the encoder-only model can add a classifier.
+# output layer, one linear map to V logits per position; the encoder-only model can add a classifier (its extra
+# parameters below are its *pooler*, a layer that turns the first position into a classifier's input).
 
 # %%
 seed_everything(0)
@@ -452,8 +451,8 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Reading only the left side, the encoder-only model recovers about a quarter of the hidden words; the
-# decoder-only twin, trained to read exactly that, about 35.4%<!-- result: gpt_word_acc -->.**
+# **Reading only the left side, the encoder-only model does about as well as always answering "the"; the
+# decoder-only twin, trained to read exactly that, does clearly better (35.4%<!-- result: gpt_word_acc -->).**
 #
 # - **The right-hand words matter.** With both sides the encoder-only model recovers 41.4%<!-- result: mlm_acc -->, against
 #   26.6%<!-- result: mlm_baseline --> for always answering "the" (low, because in "the ___ chases the mouse" any
@@ -677,9 +676,8 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
 show_source(fine_tune, docstrings=False)
 
 # %% [markdown]
-# The study has 18 fine-tuning runs of 150<!-- result: finetune_steps --> steps (three seeds, three shares of
-# the labels, two arms), too long for this page: they were run once with the function above and their
-# accuracies ship with the package. One pair runs again below, and gives the stored numbers.
+# The study's fine-tuning runs are too long for this page: they were run once with the function above, and their
+# accuracies ship with the package; one pair runs again below and gives the stored numbers.
 
 # %%
 record = load_finetune_record()
@@ -742,12 +740,12 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# In plain words: a hint of a gain with a fifth of the labels, a small loss with all of them, and neither clearly
-# more than noise. With a fifth of the labels (693<!-- result: labelled_20 --> sentences) the pre-trained encoder scored higher
+# With a fifth of the labels (693<!-- result: labelled_20 --> sentences) the pre-trained encoder scored higher
 # in all three runs (30.3%<!-- result: pre_20 --> against 27.2%<!-- result: scratch_20 --> on average), with all
 # the labels lower in all three, but the closest of those runs are only 3<!-- result: gain_20_min_sentences -->
 # and 2<!-- result: gain_100_max_sentences --> test sentences apart; with a twentieth, where ULMFiT's gain was
-# largest, the sign changes with the seed. No gain is far outside the band: the largest,
+# largest, the sign changes with the seed. Some gains fall outside the band, as noise alone does about one time
+# in three, but none far outside it: the largest,
 # 5.00<!-- result: gain_20.max --> points, is about one and a half standard errors
 # (3.2<!-- result: gain_sd --> points), and the gains move by as much from run to run. Little was to be
 # expected: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1), while here the unlabelled
@@ -857,7 +855,7 @@ _ = results.record("bigram_nats", bigram)
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Both models use Adam with a linear warm-up over the first 10% of the steps to a peak learning rate of 6e-3
-# (3e-3 with `BIG`), then a linear decay to zero (`tformer.training.train.linear_warmup_decay`), 16 windows
+# (3e-3 with `BIG`, the chapter's switch to a GPU's larger settings), then a linear decay to zero (`tformer.training.train.linear_warmup_decay`), 16 windows
 # per step. To find the LSTM's steps, two training steps of each model are timed in turns, seven rounds
 # (`tformer.training.train.step_cost_ratios`: a change in the machine's load hits both alike), and the
 # median ratio of their costs sets the LSTM's steps. A fixed number of seconds per model would not repeat:
@@ -1093,9 +1091,10 @@ _ = results.record("ed_bleu", ed_bleu)
 # %% [markdown]
 # ## 5. The comparison table, measured
 #
-# The book's version of the source articles' table (their examples column dropped; the encoder-decoder's task
-# here is translation, chapter 10, where the source articles name denoising), with a column of what each
-# family did in this book on this machine:
+# The table of the source articles (the three Chinese articles this book follows), with the encoder-decoder
+# trained on translation (chapter 10) where they name denoising, and a column of what each
+# family did in this book on this machine. The measured column describes each family on its own task and data;
+# its numbers cannot be compared across rows:
 
 # %% tags=["nbval-ignore-output"]
 rows = [
@@ -1126,8 +1125,7 @@ for r in (header, *rows):
 # 2. **The KV cache.** Under a causal mask a position's keys and values never change once computed, so
 #    generation can keep them and feed only the newest token. In a bidirectional model every new token
 #    changes the keys and values of every earlier position in every layer above the first (the first layer's
-#    keys and values come from the embeddings alone; section 1), so
-#    each step recomputes them. An
+#    keys and values come from each token's own embedding), so each step recomputes them. An
 #    encoder-decoder caches its decoder too (chapter 10), but a decoder-only model also caches the prompt:
 #    when a conversation gets a new turn, the history's keys and values are kept, where an encoder would
 #    re-read the whole history in both directions. One of the source articles calls this reusing the cache to the
@@ -1136,6 +1134,10 @@ for r in (header, *rows):
 #    data and compute (Kaplan et al. 2020, whose Transformers were all decoder-only). It takes a GPU cluster to
 #    show, not this notebook (the block below qualifies the source articles' version of this claim).
 #
+# The first reason sets decoder-only models apart from encoder-only ones; against the encoder-decoder the case
+# is narrower (the prompt cache, one stack for every task): "won" describes what the field built, not a
+# measured verdict.
+#
 # (An RNN, too, generates at a constant cost per step, since its state *is* its cache; what it lacks is
 # parallel training and direct access to distant tokens. The Transformer's cache, in exchange, grows with
 # the text: chapters 13 and 14 deal with that.)
@@ -1143,7 +1145,9 @@ for r in (header, *rows):
 # %% [markdown]
 # <details class="measured"><summary>How this was checked: the scaling claim</summary>
 #
-# The source articles say decoder-only scales most smoothly of the three. That comparison is not what Kaplan et
+# The source articles (the three Chinese articles this book follows) say decoder-only scales most smoothly of the
+# three, and that each floor alone does its own job even better than the full two-floor model; this chapter
+# tests neither. That comparison is not what Kaplan et
 # al. (2020) measured: their Transformers were all decoder-only. T5 (Raffel et al. 2020, §3.2) found an
 # encoder-decoder with a denoising objective best among the architectures it compared at equal compute.
 #

@@ -262,10 +262,10 @@ ax.set_title(f"KV cache after {steps} tokens: {LAYERS} layers, {H} query heads, 
 plt.show()
 
 # %% [markdown]
-# The cache shrinks by exactly R = H / H_kv, the query heads per key/value head: MQA keeps 1/8 of multi-head attention's cache here. At a
+# The cache shrinks by exactly the group size R: MQA keeps 1/8 of multi-head attention's cache here. At a
 # realistic size the difference decides how many users fit on one GPU. Take a decoder shaped like Llama 2
-# 7B (Touvron et al. 2023: 32 layers, 32 heads of width 128) in float16 at 4096 tokens. The numbers below
-# come from the formula just verified; the per-token row adds DeepSeek-V2's multi-head latent attention
+# 7B (Touvron et al. 2023: 32 layers, 32 heads of width 128) in float16 at 4096 tokens, by the formula just
+# verified; the per-token row adds DeepSeek-V2's multi-head latent attention
 # (MLA, DeepSeek-AI 2024), which caches one compressed vector of 512 numbers plus a 64-wide positional key
 # per token and layer (a formula only).
 
@@ -915,7 +915,8 @@ _ = results.record("rope_incomplete", incomplete)
 #
 # h_t = a_t · h_{t−1} + b_t,   y_t = c_t · h_t,
 #
-# with no nonlinearity between steps (Mamba makes a_t, b_t, c_t depend on the input: "selective"). Linearity
+# where b_t = B·x_t carries the input token x_t, with no nonlinearity between steps (Mamba makes a_t, B and
+# c_t depend on the input: "selective"). Linearity
 # is what allows parallel training: each step is the map h ↦ a·h + b, and composing two such maps gives another
 # of the same form, (a₂, b₂) ∘ (a₁, b₁) = (a₂a₁, a₂b₁ + b₂), so all prefixes can be combined in a tree — a
 # *scan* — in ⌈log₂ n⌉ rounds instead of n dependent steps. A tanh RNN cannot do this: tanh of a tanh is no
@@ -1147,11 +1148,11 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # Just before the race, the two blocks' training steps are timed side by side (`step_cost_ratios`, as in
 # chapter 10): **7**<!-- result: race_rounds --> rounds, each three steps of the 2017-style block and then
 # three of the 2024 block, on fresh models after two untimed steps. In the median round one step of the 2024 block cost
-# **1.24**<!-- result: race_step_cost --> steps of the 2017-style block, so in the time of
+# **1.25**<!-- result: race_step_cost --> steps of the 2017-style block, so in the time of
 # **200**<!-- result: race_steps_2017 --> steps of the 2017-style block the 2024 block trains
-# **161**<!-- result: race_steps_2024 --> steps. Each run then trains its number of steps, and its training
+# **160**<!-- result: race_steps_2024 --> steps. Each run then trains its number of steps, and its training
 # seconds are measured again: each 2024 run took
-# 98<!-- result: race_time_share.min -->–105<!-- result: race_time_share.max -->% of its 2017 partner's
+# 95<!-- result: race_time_share.min -->–102<!-- result: race_time_share.max -->% of its 2017 partner's
 # seconds. How fast each block runs moves with the machine and with what else it runs, so the step count,
 # and the scores that follow from it, will not repeat exactly on another machine. The clock is this
 # process's CPU time on one thread (`training_clock`); on a GPU (`BIG`, with a longer budget) it is the wall
@@ -1231,15 +1232,19 @@ for name, runs in race.items():
                      "half": [score_at(h, t / 2) for h, t in zip(runs, seconds_17, strict=True)]}
 # At equal steps: the 2017 model's score at the step where the 2024 runs stopped.
 summary["2017"]["at_2024_steps"] = [score_at_step(h, race_steps["2024"]) for h in race["2017"]]
-print(f"about the time of {RACE_STEPS} steps of the 2017 block per run, seeds {list(RACE_SEEDS)}; "
-      "validation nats/char, mean (min–max)")
-half_label, full_label = "at half the time", "at the end"
-print(f"{'block':<8}{'params':>9}{half_label:>26}{full_label:>26}{'steps':>8}{'KV bytes/token':>16}")
+# At equal measured seconds: both blocks' scores at the end of the shorter run of each pair
+equal_s = [min(h17.train_time_s, h24.train_time_s) for h17, h24 in zip(race["2017"], race["2024"], strict=True)]
+for name in race:
+    summary[name]["equal_s"] = [score_at(h, t) for h, t in zip(race[name], equal_s, strict=True)]
+print(f"the race in one table: about the time of {RACE_STEPS} steps of the 2017 block per run, seeds "
+      f"{list(RACE_SEEDS)}; validation nats per character, mean (min–max)")
+columns = (("at half the time", "half"), ("at equal seconds", "equal_s"), ("at the end", "final"))
+print(f"{'block':<6}{'steps':>6}" + "".join(f"{label:>24}" for label, _ in columns) + f"{'KV bytes/token':>16}")
 for name, s in summary.items():
-    print(f"{name:<8}{n_2017 if name == '2017' else n_2024:>9,}{mean_range(s['half']):>26}"
-          f"{mean_range(s['final']):>26}{race_steps[name]:>8}{kv_per_token[name]:>16,}")
-print(f"2017 block at the 2024 block's {race_steps['2024']} steps: "
-      f"{np.mean(summary['2017']['at_2024_steps']):.3f} nats/char")
+    print(f"{name:<6}{race_steps[name]:>6}" + "".join(f"{mean_range(s[key]):>24}" for _, key in columns)
+          + f"{kv_per_token[name]:>16,}")
+print(f"the 2017 block after {race_steps['2024']} steps (the 2024 block's count): "
+      f"{mean_range(summary['2017']['at_2024_steps'])}; parameters: 2017 {n_2017:,}, 2024 {n_2024:,}")
 time_share = [100 * h24.train_time_s / h17.train_time_s for h17, h24 in zip(race["2017"], race["2024"], strict=True)]
 
 fig, ax = plt.subplots(figsize=(6.4, 3.8))
@@ -1262,10 +1267,7 @@ assert max(final_24) < min(final_17), "the 2024 block no longer ends lower at ev
 assert all(a > b for a, b in zip(summary["2017"]["at_2024_steps"], final_24, strict=True)), "nor at equal steps"
 if not BIG:  # on a CPU the race ran on one thread
     assert step_cost > 1, "the 2024 block's step is no longer the dearer one"
-# At equal measured seconds: both blocks' scores at the end of the shorter run of each pair
-equal_s = [min(h17.train_time_s, h24.train_time_s) for h17, h24 in zip(race["2017"], race["2024"], strict=True)]
-equal_17 = [score_at(h, t) for h, t in zip(race["2017"], equal_s, strict=True)]
-equal_24 = [score_at(h, t) for h, t in zip(race["2024"], equal_s, strict=True)]
+equal_17, equal_24 = summary["2017"]["equal_s"], summary["2024"]["equal_s"]
 assert all(b < a for a, b in zip(equal_17, equal_24, strict=True)), "nor at equal measured seconds"
 assert max(summary["2024"]["half"]) < min(summary["2017"]["half"]), "nor at half the time"
 # When the 2024 block first gets ahead: the first evaluation time (of either run) at which it is lower, as a
@@ -1314,7 +1316,7 @@ print(f"2017 block at the 2024 block's step count: "
 # In the same measured time the 2024 block ends about half a nat per character lower than the 2017-style
 # block, in all three runs, although its steps are slower on one CPU thread in this code and it took fewer of
 # them. At first the 2017-style block, whose steps are cheaper, is the lower; the 2024 block gets ahead after
-# 24<!-- result: race_cross_pct.min -->–26%<!-- result: race_cross_pct.max --> of the race's time, depending on
+# 24<!-- result: race_cross_pct.min -->–27%<!-- result: race_cross_pct.max --> of the race's time, depending on
 # the seed. Then the 2017-style block slows near the bigram level of chapter 12, while the 2024
 # block keeps falling. This is one small size,
 # one short training time and one text: a race of two packages of changes, not a measurement of which change
@@ -1323,31 +1325,22 @@ print(f"2017 block at the 2024 block's step count: "
 # %% [markdown]
 # <details class="measured"><summary>How this was measured: the numbers of the race</summary>
 #
-# In about the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block, the 2024 block
-# reaches **1.75**<!-- result: race_final_2024.min -->–**1.80**<!-- result: race_final_2024.max --> nats per
-# character (three seeds) against the 2017-style block's
-# **2.32**<!-- result: race_final_2017 --> (every seed within 0.01), lower by **0.52**<!-- result: race_gap.min -->–**0.57**<!--
-# result: race_gap.max --> nats per seed; every seed of the 2024 block ends below every seed of the 2017
-# block. At half the time the two stood at
-# **2.26**<!-- result: race_half_2024.min -->–**2.31**<!-- result: race_half_2024.max --> (2024) and
-# **2.44**<!-- result: race_half_2017.min -->–**2.45**<!-- result: race_half_2017.max --> (2017-style; the order
-# asserted for every seed).
-# On one thread, in this run, the 2024 block is the *slower* model: one of its steps cost
-# 1.24<!-- result: race_step_cost --> steps of the 2017 block in the timing (the rounds ranged
-# 1.20<!-- result: race_step_cost_rounds.min -->–1.43<!-- result: race_step_cost_rounds.max -->), so it took
-# **161**<!-- result: race_steps_2024 --> steps in the same time. Measured afterwards, the 2024 runs took
-# 98<!-- result: race_time_share.min -->–105<!-- result: race_time_share.max -->% of their partners' seconds,
-# so the two are also compared at the same second: at the end of the shorter run of each pair, the 2024 block
-# stood at
-# 1.75<!-- result: race_equal_s_2024.min -->–1.82<!-- result: race_equal_s_2024.max --> nats per character
-# against 2.319<!-- result: race_equal_s_2017.min -->–2.322<!-- result: race_equal_s_2017.max --> (asserted for
-# every seed, as is the lower final loss), lower by 0.51<!-- result: race_gap_equal_s.min -->–0.57<!-- result:
-# race_gap_equal_s.max --> nats per seed. The 2024 block first stood lower at
-# 24<!-- result: race_cross_pct.min -->–26%<!-- result: race_cross_pct.max --> of its 2017 partner's seconds (the
-# first evaluation of either run at which it was lower; evaluations come every 20 steps, so this is coarse).
-# It does not win by taking more steps: at that step count the 2017-style runs stood at
-# **2.36**<!-- result: race_2017_at_2024_steps.min -->–**2.37**<!-- result: race_2017_at_2024_steps.max -->
-# nats per character. And it caches half as many bytes per token.
+# The table above holds the scores. The per-seed gaps behind "about half a nat": at the end
+# **0.51**<!-- result: race_gap.min -->–**0.56**<!-- result: race_gap.max --> nats per character, at equal
+# measured seconds (the end of the shorter run of each pair) 0.50<!-- result: race_gap_equal_s.min -->–0.55<!--
+# result: race_gap_equal_s.max -->; every seed of the 2024 block ends below every seed of the 2017 block, and is
+# lower at equal seconds, at equal steps and at half the time (each asserted for every seed). The 2017-style
+# runs end within 0.01 of each other, at **2.32**<!-- result: race_final_2017 -->.
+#
+# The timing: on one thread, in this run, one step of the 2024 block cost
+# 1.25<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
+# 1.12<!-- result: race_step_cost_rounds.min -->–1.28<!-- result: race_step_cost_rounds.max -->), so it took
+# **160**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured afterwards,
+# the 2024 runs took 95<!-- result: race_time_share.min -->–102<!-- result: race_time_share.max -->% of their
+# partners' seconds. The 2024 block first stood lower at 24<!-- result: race_cross_pct.min -->–27%<!-- result:
+# race_cross_pct.max --> of its partner's seconds (the first evaluation of either run at which it was lower,
+# counting only times both runs had reached; evaluations come every 20 steps, so this is coarse). And it caches
+# half as many bytes per token.
 #
 # We expect that slowness to belong to these implementations more than to the architecture, though no
 # profile here separates it. Counted from its weight matrices (smaller W_K and W_V, a third FFN matrix),
@@ -1357,7 +1350,7 @@ print(f"2017 block at the 2024 block's step count: "
 # (Zhang & Sennrich introduced RMSNorm because it is *cheaper* than LayerNorm), its rotary embedding
 # recomputes its angles on every call, and grouped-query attention reshapes its heads. The time is
 # measured, so the race is fair to the code that ran; we expect a tuned implementation to give the 2024 block
-# more than its 161<!-- result: race_steps_2024 --> steps, though still fewer than the 2017 block's.
+# more than its 160<!-- result: race_steps_2024 --> steps, though still fewer than the 2017 block's.
 #
 # What the race supports, and what it does not:
 #
