@@ -140,7 +140,7 @@ print(f"device: {device.type}")
 diagrams.show("three_families")
 
 # %% [markdown]
-# In masks (True = may attend, ✓ below) for the five words 猫 坐 在 垫子 上:
+# As masks for the five words 猫 坐 在 垫子 上 (✓ = may attend, the mask's True):
 
 # %%
 words = ["猫", "坐", "在", "垫子", "上"]
@@ -163,11 +163,11 @@ print(f"\nallowed pairs: {int(bidirectional.sum())} bidirectional vs {int(causal
 
 # %% [markdown]
 # In `tformer` the two one-stack families literally share their body: an embedding, positions, and a stack of
-# the same `EncoderLayer` blocks; the decoder-only model passes `causal=True`, the encoder-only model does not.
-# They share their settings too: each family has its own config class (`DecoderOnlyConfig`,
-# `EncoderOnlyConfig`, `TransformerConfig`), all three with the same shared fields and the same defaults
-# (`tformer.models.ModelConfig`: the 2017 paper's post-norm block with ReLU and sinusoidal positions), so
-# the models compared below differ in their mask, not in norm placement or activation. Both end in the same
+# the same `EncoderLayer` blocks (the package's name for a block without cross-attention); the decoder-only
+# model passes `causal=True`, the encoder-only model does not.
+# They share their settings too: the three families' config classes have the same shared fields and defaults
+# (`tformer.models.ModelConfig`: the 2017 paper's post-norm block with ReLU and sinusoidal positions), so the
+# models compared below differ in their mask only. Both end in the same
 # output layer, one linear map to V logits per position; the encoder-only model can add a classifier (its extra
 # parameters below are its *pooler*, a layer that turns the first position into a classifier's input).
 
@@ -460,10 +460,12 @@ plt.show()
 # - **Part of that fall is a quirk of the test.** With nothing after the `<mask>`, the model guesses words that
 #   end sentences far more often than the twin does from the same words: 62%<!-- result: left_guess_final_pct -->
 #   of its guesses against 36%<!-- result: twin_guess_final_pct -->, in every run. Blanks after the gap give
-#   back between a quarter and three fifths of the fall (the example above was picked to show one such repair).
+#   back between a quarter and three fifths of that fall from both sides to the left side alone (the example
+#   above was picked to show one such repair).
 # - **The missing words themselves cost about 8.5<!-- result: mlm_words_gain --> points:** even with the
 #   blanks, the encoder-only model stays that far below both sides, in every run.
-# - **The twin beats the left side alone but stays below both sides, in every run.** Its lead mixes the mask with
+# - **The twin beats the left side alone but stays below both sides, in every run.** Its lead over the left side
+#   alone mixes the mask with
 #   a richer training signal: it learns from every word of its sentences, the encoder-only model from about one
 #   in seven.
 #
@@ -598,12 +600,14 @@ print(f"the twin beats the encoder-only model with the left side + blanks for "
 # Labels are expensive; text is cheap. BERT's recipe (Devlin et al. 2019, §3): first train an encoder on
 # unlabelled text with the masked-token task above (*pre-training*), then add a small classification layer
 # and train the whole model a little on the labelled examples (*fine-tuning*). BERT reported gains with full
-# training sets; whether the first stage lets the second get by with *fewer* labels is the question Howard &
-# Ruder (2018) measured for ULMFiT (a pre-trained language model fine-tuned to classify text). We ask it on chapter 11's HSK sentences: classify a sentence's **topic**
+# training sets; whether it lets the second get by with *fewer* labels, Howard & Ruder (2018) measured for
+# ULMFiT (a pre-trained language model fine-tuned to classify text). We ask it on chapter 11's HSK sentences: classify a sentence's **topic**
 # (19<!-- result: num_topics --> classes, from the data) from its characters, with a twentieth, a fifth or all
 # of the training labels, starting once from an encoder pre-trained on the Chinese text of the training and
 # validation sentences (no labels, no test sentence), once from random weights. These are the study's two
-# *arms*, the two ways of starting that it compares; the model from scratch is the control.
+# *arms*, the two ways of starting that it compares; the model from scratch is the control. Expect little: the
+# unlabelled text is only the labelled text plus 400 sentences, so this shows how the recipe is carried out,
+# not its power.
 #
 # The package's masked-token code works on characters as section 2's did on words (each character chosen
 # with probability 15%, then BERT's 80/10/10 rule), and `pretrain_mlm` is the training loop around it (their
@@ -747,9 +751,9 @@ plt.show()
 # largest, the sign changes with the seed. Some gains fall outside the band, as noise alone does about one time
 # in three, but none far outside it: the largest,
 # 5.00<!-- result: gain_20.max --> points, is about one and a half standard errors
-# (3.2<!-- result: gain_sd --> points), and the gains move by as much from run to run. Little was to be
-# expected: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1), while here the unlabelled
-# text is 3,867<!-- result: unlabelled_sentences --> sentences, the labelled ones plus 400. This small run shows how BERT's recipe is carried out, not its power. The task is far from solved: every score is far below a
+# (3.2<!-- result: gain_sd --> points), and the gains move by as much from run to run. BERT pre-trained on about
+# 3.3 billion words (Devlin et al. 2019, §3.1); here the unlabelled text is
+# 3,867<!-- result: unlabelled_sentences --> sentences. The task is far from solved: every score is far below a
 # perfect score (though far above always answering the most frequent topic, 8.3%<!-- result: majority_topic -->).
 
 # %% tags=["hide-cell"] jupyter={"outputs_hidden": true, "source_hidden": true}
@@ -830,7 +834,7 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # - a **bigram** model: p(next | current character), counted on the training text (add-0.01 smoothing: every
 #   count gets 0.01 added, so no pair has probability zero);
 # - an **LSTM** language model (chapter 01's cell, as torch's `nn.LSTM`, which runs a whole sequence in one
-#   optimised call) trained on the same windows for about the same time as the Transformer.
+#   optimised call) trained on the same windows (runs of 64 characters) for about the same time.
 
 # %%
 text = load_english_text()
@@ -1006,8 +1010,8 @@ plt.show()
 # little below the bigram model's 2.391<!-- result: bigram_nats -->: in so short a time its loss is little
 # better than that of a model that knows only which letter follows which. (Divide by ln 2 for bits per
 # character.) The LSTM, given about the same time, does
-# clearly *better*, in every run, with fewer steps. That is not a bug, and it is worth remembering: at this
-# size and training time an LSTM is a strong, efficient language model. The Transformer's advantages are
+# clearly *better*, in every run, with fewer steps: at this size and training time an LSTM is a strong,
+# efficient language model. The Transformer's advantages are
 # elsewhere: every position of a window is computed in parallel (which a GPU turns into speed), any
 # character can read any earlier one directly (no bottleneck through one state vector, chapter 01), and it
 # keeps improving as it is made bigger and fed more text. None of that shows in a few seconds on a CPU.
@@ -1091,9 +1095,9 @@ _ = results.record("ed_bleu", ed_bleu)
 # %% [markdown]
 # ## 5. The comparison table, measured
 #
-# The table of the source articles (the three Chinese articles this book follows), with the encoder-decoder
-# trained on translation (chapter 10) where they name denoising, and a column of what each
-# family did in this book on this machine. The measured column describes each family on its own task and data;
+# Here is the source articles' table (the three Chinese articles this book follows) with two changes: the
+# encoder-decoder is trained on translation (chapter 10) where they name denoising, and a new column says what
+# each family did in this book on this machine. The measured column describes each family on its own task and data;
 # its numbers cannot be compared across rows:
 
 # %% tags=["nbval-ignore-output"]
