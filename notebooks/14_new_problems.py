@@ -584,10 +584,9 @@ plt.show()
 # <details class="measured"><summary>How this was measured</summary>
 #
 # The fitted slopes are asserted nearer their own exponent than the other (slope ≈ 1 for linear, ≈ 2 for
-# softmax attention, within 0.45). On a CPU, in the stored run, the first doubling of softmax
-# attention costs less than the ×4 its n² work predicts (fixed per-call costs still count below a
-# millisecond) and the later ones about ×4 or more, by amounts that move from run to run (the ratios are
-# printed above). The softmax slope is fitted from 256 to 2048 only, as a precaution: at n = 4096 its score
+# softmax attention, within 0.45). On a CPU, in the stored run, the first doublings of softmax attention cost
+# less than the ×4 its n² work predicts (fixed per-call costs still count below a millisecond) and the last
+# more; the ratios are printed above and move from run to run. The softmax slope is fitted from 256 to 2048 only, as a precaution: at n = 4096 its score
 # matrix, 64<!-- result: score_mib_4096 --> MiB, is far larger than a CPU core's caches, and trips to main
 # memory, the very cost §5 is about, could add to the n² work there (not measured here).
 #
@@ -898,15 +897,15 @@ _ = results.record("rope_incomplete", incomplete)
 # %% [markdown]
 # **18**<!-- result: rope_incomplete --> of the 64 rotation pairs never turn fully in a 4096-token training
 # run. RoPE's score depends on the distance between query and key, and a pair that never completes a turn
-# within 4096 tokens has never shown the model its angle for a distance beyond that: at a distance of 100,000
-# those pairs take angles never seen. Position interpolation (Chen et al. 2023) squeezes
+# within 4096 tokens has not shown the model all its angles: beyond that length the slowest pairs always, and
+# the others at some distances, take angles never seen in training. Position interpolation (Chen et al. 2023) squeezes
 # the positions back into the trained range, but squeezes the fast pairs too, blurring the nearby positions
 # they tell apart; YaRN (Peng et al. 2023) rescales mainly the slow pairs and leaves the fast ones nearly
-# alone. Both work best with some fine-tuning at the new length, so in practice a model's context is mostly
-# *extended* by a little training, not *extrapolated* with none. One of the source articles says RoPE is the
-# reason a model extrapolates better to long texts. By this count that holds only for the fast pairs: they
-# turn through every angle many times in training, so any distance shows them angles they have seen. The slow
-# pairs are exactly what fails beyond the training length.
+# alone (and adjusts the softmax's temperature). Both work best with some fine-tuning at the new length, so in
+# practice a model's context is mostly *extended* by a little training,
+# not *extrapolated* with none. One of the source articles says RoPE extrapolates better because its score
+# depends only on the relative distance. By this count that holds for the fast pairs, which turn through every
+# angle many times in training; YaRN's account of what fails blames the slow pairs (not measured here).
 
 # %% [markdown]
 # ## 8 · State-space models and the return of recurrence
@@ -1149,11 +1148,11 @@ _ = results.record("race_kv_2024", kv_per_token["2024"])
 # Just before the race, the two blocks' training steps are timed side by side (`step_cost_ratios`, as in
 # chapter 10): **7**<!-- result: race_rounds --> rounds, each three steps of the 2017-style block and then
 # three of the 2024 block, on fresh models after two untimed steps. In the median round one step of the 2024 block cost
-# **1.26**<!-- result: race_step_cost --> steps of the 2017-style block, so in the time of
+# **1.25**<!-- result: race_step_cost --> steps of the 2017-style block, so in the time of
 # **200**<!-- result: race_steps_2017 --> steps of the 2017-style block the 2024 block trains
-# **159**<!-- result: race_steps_2024 --> steps. Each run then trains its number of steps, and its training
+# **160**<!-- result: race_steps_2024 --> steps. Each run then trains its number of steps, and its training
 # seconds are measured again: each 2024 run took
-# 96<!-- result: race_time_share.min -->–99<!-- result: race_time_share.max -->% of its 2017 partner's
+# 94<!-- result: race_time_share.min -->–103<!-- result: race_time_share.max -->% of its 2017 partner's
 # seconds. How fast each block runs moves with the machine and with what else it runs, so the step count,
 # and the scores that follow from it, will not repeat exactly on another machine. The clock is this
 # process's CPU time on one thread (`training_clock`); on a GPU (`BIG`, with a longer budget) it is the wall
@@ -1240,6 +1239,8 @@ for name in race:
 print(f"the race in one table: about the time of {RACE_STEPS} steps of the 2017 block per run, seeds "
       f"{list(RACE_SEEDS)}; validation nats per character, mean (min–max)")
 columns = (("at half the time", "half"), ("at equal seconds", "equal_s"), ("at the end", "final"))
+print("(half: half the 2017 run's seconds; equal seconds: the end of the shorter run of each pair, which for the "
+      "2024 block is\n usually its own end)")
 print(f"{'block':<6}{'steps':>6}" + "".join(f"{label:>24}" for label, _ in columns) + f"{'KV bytes/token':>16}")
 for name, s in summary.items():
     print(f"{name:<6}{race_steps[name]:>6}" + "".join(f"{mean_range(s[key]):>24}" for _, key in columns)
@@ -1277,14 +1278,17 @@ assert max(summary["2024"]["half"]) < min(summary["2017"]["half"]), "nor at half
 cross_share = []
 for h17, h24, t_end in zip(race["2017"], race["2024"], equal_s, strict=True):
     t_start = max(h17.eval_seconds[0], h24.eval_seconds[0])
-    times = sorted(t for t in {*h17.eval_seconds, *h24.eval_seconds} if t_start <= t <= t_end)
+    times = sorted({t_end, *(t for t in {*h17.eval_seconds, *h24.eval_seconds} if t_start <= t < t_end)})
     behind = [t for t in times if score_at(h24, t) >= score_at(h17, t)]  # the 2024 block not (yet) lower
-    ahead_from = min(t for t in times if not behind or t > behind[-1])  # assert above: it is lower at the end
+    assert behind, "the 2017-style block no longer leads at first"  # what the text says
+    ahead_from = min(t for t in times if t > behind[-1])  # exists: the 2024 block is lower at t_end (asserted)
     cross_share.append(100 * ahead_from / h17.train_time_s)
 # Weight-matrix entries per layer, i.e. multiply-adds per token in the matrix products
 matmul = {"2017": 4 * D_R**2 + 2 * D_R * F_2017,
           "2024": 2 * D_R**2 + 2 * D_R * H_KV_R * (D_R // H_R) + 3 * D_R * F_2024}
 assert np.ptp(final_17) < 0.01, "the 2017 runs no longer end within 0.01 of each other"
+assert min(a - b for a, b in zip(final_17, final_24, strict=True)) > 0.4, "no longer about half a nat at every seed"
+assert 80 < min(time_share) and max(time_share) < 125, "the two runs' seconds are no longer about the same"
 assert max(final_17) < bigram_r, "the 2017 block no longer passes the bigram counts at every seed"
 results.record("race_steps_2017", RACE_STEPS)
 results.record("race_rounds", len(round_costs))
@@ -1316,10 +1320,10 @@ print(f"2017 block at the 2024 block's step count: "
       f"{results.record_runs('race_2017_at_2024_steps', at_steps, tol=0.01)}")
 
 # %% [markdown]
-# In the same measured time the 2024 block ends about half a nat per character lower than the 2017-style
-# block, in all three runs, although its steps are slower on one CPU thread in this code and it took fewer of
-# them. At first the 2017-style block, whose steps are cheaper, is the lower; the 2024 block is ahead for good after
-# 24<!-- result: race_cross_pct.min -->–38%<!-- result: race_cross_pct.max --> of the race's time, by seed.
+# In the same measured time (the time of 200<!-- result: race_steps_2017 --> steps of the 2017-style block on one
+# CPU thread) the 2024 block ends about half a nat per character lower, in all three runs, although its steps
+# are slower in this code and it took fewer of them. At first the 2017-style block leads; the 2024 block is ahead for good after
+# 23<!-- result: race_cross_pct.min -->–39%<!-- result: race_cross_pct.max --> of the race's time, by seed.
 # Then the 2017-style block slows near the bigram level of chapter 12, while the 2024
 # block keeps falling. This is one small size,
 # one short training time and one text: a race of two packages of changes, not a measurement of which change
@@ -1329,31 +1333,32 @@ print(f"2017 block at the 2024 block's step count: "
 # <details class="measured"><summary>How this was measured: the numbers of the race</summary>
 #
 # The table above holds the scores. The per-seed gaps behind "about half a nat": at the end
-# **0.51**<!-- result: race_gap.min -->–**0.55**<!-- result: race_gap.max --> nats per character, at equal
-# measured seconds (the end of the shorter run of each pair) 0.52<!-- result: race_gap_equal_s.min -->–0.56<!--
+# **0.51**<!-- result: race_gap.min -->–**0.56**<!-- result: race_gap.max --> nats per character, at equal
+# measured seconds (the end of the shorter run of each pair) 0.53<!-- result: race_gap_equal_s.min -->–0.55<!--
 # result: race_gap_equal_s.max -->; every seed of the 2024 block ends below every seed of the 2017 block, and is
 # lower at equal seconds, at equal steps and at half the time (each asserted for every seed). The 2017-style
 # runs end within 0.01 of each other, at **2.32**<!-- result: race_final_2017 -->.
 #
 # The timing: on one thread, in this run, one step of the 2024 block cost
-# 1.26<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
-# 1.23<!-- result: race_step_cost_rounds.min -->–1.48<!-- result: race_step_cost_rounds.max -->), so it took
-# **159**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured afterwards,
-# the 2024 runs took 96<!-- result: race_time_share.min -->–99<!-- result: race_time_share.max -->% of their
-# partners' seconds. The 2024 block was lower for good from 24<!-- result: race_cross_pct.min -->–38%<!-- result:
+# 1.25<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
+# 1.14<!-- result: race_step_cost_rounds.min -->–1.26<!-- result: race_step_cost_rounds.max -->), so it took
+# **160**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured afterwards,
+# the 2024 runs took 94<!-- result: race_time_share.min -->–103<!-- result: race_time_share.max -->% of their
+# partners' seconds. The 2024 block was lower for good from 23<!-- result: race_cross_pct.min -->–39%<!-- result:
 # race_cross_pct.max --> of its partner's seconds (from that evaluation of either run on, it was lower at every
 # later one; counting only times both runs had reached; evaluations come every 20 steps, so this is coarse). And it caches
 # half as many bytes per token.
 #
 # We expect that slowness to belong to these implementations more than to the architecture, though no
 # profile here separates it. Counted from its weight matrices (smaller W_K and W_V, a third FFN matrix),
-# its matrix products per token cost 6<!-- result: race_matmul_pct -->% more than the 2017 block's; the rest
+# its weight matrices per layer hold 6<!-- result: race_matmul_pct -->% more entries than the 2017 block's (the
+# multiply-adds per token of those products); the rest
 # would be the book's
 # from-scratch parts: its RMSNorm is a few element-wise operations where `nn.LayerNorm` is one fused kernel
 # (Zhang & Sennrich introduced RMSNorm because it is *cheaper* than LayerNorm), its rotary embedding
 # recomputes its angles on every call, and grouped-query attention reshapes its heads. The time is
 # measured, so the race is fair to the code that ran; we expect a tuned implementation to give the 2024 block
-# more than its 159<!-- result: race_steps_2024 --> steps, though still fewer than the 2017 block's.
+# more than its 160<!-- result: race_steps_2024 --> steps, though still fewer than the 2017 block's.
 #
 # What the race supports, and what it does not:
 #
