@@ -211,7 +211,8 @@ assert bert_shift > 1e-3 and gpt_shift == 0.0  # exactly 0: the causal mask give
 # ## 2. Encoder-only: fill in the blanks
 #
 # BERT's pre-training task is a cloze test: hide some words and predict them from the words around them
-# (Devlin et al. 2019, §3.1; BERT calls it a *masked language model*, MLM, the name the code below uses). We train a small encoder-only model on the English side of the running-example
+# (Devlin et al. 2019, §3.1; BERT calls it a *masked language model*, MLM, the name the code below uses: it
+# predicts hidden tokens, not the next one). We train a small encoder-only model on the English side of the running-example
 # corpus. BERT chooses 15% of each sequence's tokens; we choose each word independently with probability 15%,
 # as common implementations do, e.g. Hugging Face's (so a short sentence may have none chosen). 80% of those are replaced by a `<mask>` token, 10% by a random word and 10% left unchanged, and the loss is the
 # cross-entropy at the chosen positions only. BERT's reason for the 10% + 10%: `<mask>` never appears when
@@ -452,24 +453,20 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Given only the left side, the encoder-only model falls far below its both-sides score; even with blanks after
-# the gap it stays below the decoder-only twin, trained to read exactly that (35.4%<!-- result: gpt_word_acc -->).**
+# **Both sides 41%<!-- result: mlm_acc -->, the left side only about a quarter, the decoder-only twin
+# 35%<!-- result: gpt_word_acc -->: an encoder-only model cannot predict a word from the words before it as well
+# as a model trained to.**
 #
-# - **The right-hand words matter.** With both sides the encoder-only model recovers
-#   41.4%<!-- result: mlm_acc --> (not more: in "the ___ chases the mouse" any of a dozen animals fits);
-#   with the left side alone, 20<!-- result: mlm_acc_left.min -->–29%<!-- result: mlm_acc_left.max -->, around
-#   always answering "the" (26.6%<!-- result: mlm_baseline -->).
-# - **Part of that fall is a quirk of the test.** With nothing after the `<mask>`, the model guesses words that
-#   end sentences far more often than the twin does from the same words: 62%<!-- result: left_guess_final_pct -->
-#   of its guesses against 36%<!-- result: twin_guess_final_pct -->, in every run. Blanks after the gap give
-#   back 0.28<!-- result: mlm_length_share.min -->–0.59<!-- result: mlm_length_share.max --> of that fall (the
-#   example above was picked to show one such repair).
-# - **The right-hand words are worth about 5<!-- result: twin_below_both.min -->–8.5<!-- result: mlm_words_gain -->
-#   points:** that far below both sides stay the twin, reading the left side as trained (with a fifth of the
-#   steps), and the encoder-only model with blanks (a long run of blanks is itself unlike its training).
-# - **The twin beats every left-side form of the encoder-only model, in every run.** Its lead mixes the mask
-#   with a richer training signal: it learns from every word of its sentences, the encoder-only model from about
-#   one in seven.
+# - With both sides the encoder-only model recovers 41.4%<!-- result: mlm_acc --> of the hidden words (not more:
+#   in "the ___ chases the mouse" any of a dozen animals fits). With the left side alone it falls to about a
+#   quarter, around always answering "the" (26.6%<!-- result: mlm_baseline -->).
+# - Part of that fall is a quirk of the test: with nothing after the `<mask>`, the model guesses words that end
+#   sentences (62%<!-- result: left_guess_final_pct --> of its guesses, against
+#   36%<!-- result: twin_guess_final_pct --> of the twin's from the same words). Putting blanks after the gap
+#   repairs part of that (the example above shows one repair), but even then the encoder-only model stays
+#   below the twin, in every run.
+# - The twin's lead mixes the mask with a richer training signal: it learns from every word of its sentences,
+#   the encoder-only model from about one in seven.
 #
 # Asking an encoder-only model to write is like asking someone who has only ever done cloze tests with the
 # whole page in view to continue a story with the rest of the page covered. That is why BERT-style models are
@@ -600,8 +597,8 @@ print(f"the twin beats the encoder-only model with the left side + blanks for "
 # `<mask>` tokens than the true number, closer to training, so this check is approximate.) What stays lost:
 # 7.75<!-- result: mlm_words_gain.min -->–9.15<!-- result: mlm_words_gain.max --> points below both sides
 # (asserted above zero at every seed). That is an upper bound on what the right-hand words are worth: the run of
-# blanks is on average 8 tokens long, and runs that long never occur in training, where each position is masked
-# with probability 0.12 (the folded cell prints the lengths). The twin, reading the left side as it was trained
+# blanks is on average 8 tokens long, and runs that long never occur in training, where each position becomes
+# `<mask>` with probability 0.15 × 0.8 = 0.12 (the folded cell prints the lengths). The twin, reading the left side as it was trained
 # to, stays 5.05<!-- result: twin_below_both.min -->–7.05<!-- result: twin_below_both.max --> points below both
 # sides, with a fifth of the steps. All of this was measured at this budget only; how the forms compare
 # after longer training was not measured here.
@@ -614,8 +611,8 @@ print(f"the twin beats the encoder-only model with the left side + blanks for "
 # Labels are expensive; text is cheap. BERT's recipe (Devlin et al. 2019, §3): first train an encoder on
 # unlabelled text with the masked-token task above (*pre-training*), then add a small classification layer
 # and train the whole model a little on the labelled examples (*fine-tuning*). BERT reported gains with full
-# training sets; whether it lets the second get by with *fewer* labels, Howard & Ruder (2018) measured for
-# ULMFiT (a pre-trained language model fine-tuned to classify text). We ask it on chapter 11's HSK sentences: classify a sentence's **topic**
+# training sets; whether pre-training lets fine-tuning get by with *fewer* labels, Howard & Ruder (2018)
+# measured for ULMFiT (a pre-trained language model fine-tuned to classify text). We ask it on chapter 11's HSK sentences: classify a sentence's **topic**
 # (19<!-- result: num_topics --> classes, from the data) from its characters, with a twentieth, a fifth or all
 # of the training labels, starting once from an encoder pre-trained on the Chinese text of the training and
 # validation sentences (no labels, no test sentence), once from random weights. These are the study's two

@@ -551,13 +551,15 @@ def check_stop_and_banned(stop_id: object, banned_ids: object, vocab_size: int, 
     among them, as a sorted list without repeats.
 
     Raises:
-        TypeError: ``stop_id`` not an int or None; ``banned_ids`` not a collection of ints (a str, a tensor, a
-            float among them).
+        TypeError: ``stop_id`` not an int or None; ``banned_ids`` not a collection of ints (a str, a float or 2-D
+            tensor, a float among them; a 1-D integer tensor is accepted).
         ValueError: an id outside ``[0, V)``, ``stop_id`` banned or equal to ``pad_id`` (a stop that could never be
             written), or every id banned (padding counted).
     """
     if stop_id is not None:
         check_int("stop_id", stop_id, 0, vocab_size - 1)
+    if isinstance(banned_ids, Tensor) and banned_ids.dim() == 1 and not banned_ids.is_floating_point():
+        banned_ids = banned_ids.tolist()  # a 1-D integer tensor is a list of ids, as a NumPy array is
     if isinstance(banned_ids, (str, bytes, Tensor, dict)) or not isinstance(banned_ids, Collection) or (
         getattr(banned_ids, "ndim", 1) == 0  # a 0-d NumPy array is a Collection that cannot be iterated
     ):

@@ -58,13 +58,23 @@ def test_banned_ids_with_sampling_and_without_the_cache(model: DecoderOnlyTransf
     assert bool((out[:, 3:] % 2 == 1).all())  # only odd ids: every even one is banned
 
 
+def test_a_1d_integer_tensor_bans_like_a_list(model: DecoderOnlyTransformer) -> None:  # as a NumPy array does
+    options = {"temperature": 2.0, "use_cache": False}
+    as_list = generate(model, PROMPT, 20, banned_ids=list(range(0, V, 2)), generator=torch.Generator().manual_seed(1),
+                       **options)  # fmt: skip
+    as_tensor = generate(model, PROMPT, 20, banned_ids=torch.arange(0, V, 2), generator=torch.Generator().manual_seed(1),
+                         **options)  # fmt: skip
+    assert torch.equal(as_list, as_tensor)
+
+
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
         ({"stop_id": V}, ValueError, rf"^stop_id: expected an int in \[0, {V - 1}\], got {V}$"),
         ({"stop_id": 2.0}, TypeError, r"^stop_id: expected an int, got float$"),
         ({"banned_ids": "abc"}, TypeError, r"^banned_ids: expected a collection of int ids, got str$"),
-        ({"banned_ids": torch.tensor([1])}, TypeError, r"^banned_ids: expected a collection of int ids, got Tensor$"),
+        ({"banned_ids": torch.tensor([1.0])}, TypeError, r"^banned_ids: expected a collection of int ids, got Tensor$"),
+        ({"banned_ids": torch.tensor([[1]])}, TypeError, r"^banned_ids: expected a collection of int ids, got Tensor$"),
         ({"banned_ids": [1, 1.5]}, TypeError, r"^banned_ids\[1\]: expected an int, got float$"),
         ({"banned_ids": [-1]}, ValueError, rf"^banned_ids\[0\]: expected an int in \[0, {V - 1}\], got -1$"),
         ({"banned_ids": [4], "stop_id": 4}, ValueError, r"^banned_ids: expected ids other than stop_id=4"),

@@ -383,11 +383,13 @@ def train(
 
     Raises:
         ValueError: if no budget is given, a budget, ``lr`` or ``clip_grad_norm`` is not positive, ``device``
-            names no device this machine has, the batches are empty, ``loss_fn`` returns a loss that is not a
-            0-d tensor (a per-sample loss: take its mean; the message gives the shape), the loss is not finite
-            (the message names the step), or ``stop_when`` is given without ``evaluate``.
-        TypeError: if ``stop_when`` is given and not callable, ``clip_grad_norm`` is not a number,
-            ``device`` not a str or ``torch.device``, or ``loss_fn``'s loss is not a tensor.
+            names no device this machine has, the batches are empty, ``loss_fn`` returns a loss of more than one
+            element (a per-sample loss: take its mean; the message gives the shape), a loss without a gradient or
+            a negative token count, the loss is not finite (the message names the step), or ``stop_when`` is
+            given without ``evaluate``.
+        TypeError: if ``max_steps`` is not an int, ``stop_when`` is given and not callable, ``clip_grad_norm`` is
+            not a number, ``device`` not a str or ``torch.device``, or ``loss_fn`` does not return a
+            ``(loss tensor, int tokens)`` pair.
 
     A one-shot iterator (a generator) as ``batches`` trains for one pass; when it is spent, training stops
     with ``stop_reason == "batches_exhausted"`` (pass a list or a re-iterable to train for several epochs).
@@ -395,11 +397,9 @@ def train(
     check_flags(progress=progress)
     if max_steps is None and max_epochs is None and time_budget_s is None:
         raise ValueError("max_steps, max_epochs, time_budget_s: expected at least one budget, got none")
-    for name, value in (
-        ("max_steps", max_steps),
-        ("max_epochs", max_epochs),
-        ("time_budget_s", time_budget_s),
-    ):
+    if max_steps is not None:  # a count: 2.5 steps would silently run 3
+        max_steps = check_int("max_steps", max_steps, 1)
+    for name, value in (("max_epochs", max_epochs), ("time_budget_s", time_budget_s)):
         if value is not None:
             check_number(name, value, 0.0, open_min=True)
     if eval_every is not None:

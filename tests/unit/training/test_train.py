@@ -213,8 +213,10 @@ def test_seeded_runs_repeat():
 def test_bad_input():
     with pytest.raises(ValueError, match=r"^max_steps, max_epochs, time_budget_s: expected at least one budget, got none$"):
         train(_Linear(), _regression_batches(), _mse, progress=False)
-    with pytest.raises(ValueError, match=r"max_steps: expected a number > 0, got 0"):
+    with pytest.raises(ValueError, match=r"^max_steps: expected a positive int, got 0$"):
         train(_Linear(), _regression_batches(), _mse, max_steps=0, progress=False)
+    with pytest.raises(TypeError, match=r"^max_steps: expected an int, got float$"):  # 2.5 used to run 3 steps
+        train(_Linear(), _regression_batches(), _mse, max_steps=2.5, progress=False)
     with pytest.raises(ValueError, match=r"batches: expected at least one batch to train on, got none"):
         train(_Linear(), [], _mse, max_steps=3, progress=False, device="cpu")
     nan_batches = [(torch.full((2, 4), float("nan")), torch.zeros(2, 1))]
