@@ -1019,7 +1019,8 @@ plt.show()
 # On held-out paragraphs the Transformer reaches 2.34<!-- result: gpt_nats --> nats per character, only a
 # little below the bigram model's 2.391<!-- result: bigram_nats -->: in so short a time its loss is little
 # better than that of a model that knows only which letter follows which. (Divide by ln 2 for bits per
-# character.) The LSTM, given about the same time, does
+# character. The figure above shows training losses; its dotted bigram line is a validation loss, for scale.)
+# The LSTM, given about the same time, does
 # clearly *better*, in every run, with fewer steps: at this size and training time an LSTM is a strong,
 # efficient language model. The Transformer's advantages are
 # elsewhere: every position of a window is computed in parallel (which a GPU turns into speed), any

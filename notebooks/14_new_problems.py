@@ -262,7 +262,7 @@ ax.set_title(f"KV cache after {steps} tokens: {LAYERS} layers, {H} query heads, 
 plt.show()
 
 # %% [markdown]
-# The cache shrinks by exactly the group size R: MQA keeps 1/8 of multi-head attention's cache here. At a
+# The cache shrinks by exactly the group size R: MQA keeps 1/8 of it here. At a
 # realistic size the difference decides how many users fit on one GPU. Take a decoder shaped like Llama 2
 # 7B (Touvron et al. 2023: 32 layers, 32 heads of width 128) in float16 at 4096 tokens, by the formula just
 # verified; the per-token row adds DeepSeek-V2's multi-head latent attention
@@ -596,7 +596,7 @@ plt.show()
 #
 # The plain formula writes the n × n scores to memory, reads them back for the softmax, writes the weights,
 # reads them again for the product with V. FlashAttention (Dao et al. 2022) computes *the same numbers* tile
-# by tile in fast on-chip memory, keeping for each query a running maximum (subtracted before exp, so that exp
+# by tile in the small, fast memory on the chip, keeping for each query a running maximum (subtracted before exp, so that exp
 # cannot overflow) and a running sum (the "online
 # softmax"), so the n × n matrix never exists in main memory. It ships as a *fused kernel*, one compiled routine
 # (§3's sense of kernel) for all these steps. Here is the idea in a few lines, keys in blocks, one pass:
@@ -784,7 +784,7 @@ print(f"attention {attention_params:,}, feed-forward {ffn_params:,}: FFN = {ffn_
 # a router that sends each token to its top k. `tformer.variants.moe.MixtureOfExperts(d_model, d_ff, num_experts,
 # top_k)`: the router's softmax picks the k most probable experts, and the output is their outputs' sum
 # weighted by the *gates*, the router's probabilities for the chosen experts rescaled to sum to 1. The cell also
-# prints the load-balancing loss, a penalty on uneven routing (explained after it).
+# prints the load-balancing loss (explained after it).
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured: the feed-forward share</summary>
@@ -911,11 +911,11 @@ _ = results.record("rope_incomplete", incomplete)
 # ## 8 · State-space models and the return of recurrence
 #
 # The source articles close with Mamba (Gu & Dao 2023) "picking up the RNN's linear complexity while keeping parallel
-# training". The core of such models is a **linear** recurrence, per channel:
+# training". The core of such models is a **linear** recurrence, for each feature of the state:
 #
 # h_t = a_t · h_{t−1} + b_t,   y_t = c_t · h_t,
 #
-# where b_t = B·x_t carries the input token x_t, with no nonlinearity between steps (Mamba makes a_t, B and
+# where b_t = W·x_t carries the input token x_t, with no nonlinearity between steps (Mamba makes a_t, W and
 # c_t depend on the input: "selective"). Linearity
 # is what allows parallel training: each step is the map h ↦ a·h + b, and composing two such maps gives another
 # of the same form, (a₂, b₂) ∘ (a₁, b₁) = (a₂a₁, a₂b₁ + b₂), so all prefixes can be combined in a tree — a
