@@ -589,14 +589,16 @@ print(f"the twin beats the encoder-only model with the left side + blanks for "
 # 61<!-- result: final_types --> of the 122<!-- result: word_types --> word types ever end a sentence here, and
 # 38.6<!-- result: final_answer_pct -->% of the gaps' answers are such words. The blanks give back
 # 3.60<!-- result: mlm_length_gain.min -->–12.55<!-- result: mlm_length_gain.max --> points, a share of
-# 0.28<!-- result: mlm_length_share.min -->–0.59<!-- result: mlm_length_share.max --> of the fall. A fixed three
+# 0.28<!-- result: mlm_length_share.min -->–0.59<!-- result: mlm_length_share.max --> of the fall. Blanks up to the sentence's end could help in two ways: the gap is no
+# longer last, and their number tells the model how long the sentence is. To tell the two apart, a fixed three
 # blanks after the gap, whatever the sentence's length, score 30.90<!-- result: mlm_acc_fixed_blanks.min -->–32.70%<!--
 # result: mlm_acc_fixed_blanks.max -->, 0.45<!-- result: true_minus_fixed.min -->–1.25<!-- result:
 # true_minus_fixed.max --> points below the true number of blanks (asserted under half of what the blanks give
 # back), so little of what they give back is the sentence's length. (Three blanks also make a shorter run of
 # `<mask>` tokens than the true number, closer to training, so this check is approximate.) What stays lost:
 # 7.75<!-- result: mlm_words_gain.min -->–9.15<!-- result: mlm_words_gain.max --> points below both sides
-# (asserted above zero at every seed). That is an upper bound on what the right-hand words are worth: the run of
+# (asserted above zero at every seed). That is an upper bound on what the right-hand words are worth, since an odd
+# input costs points by itself: the run of
 # blanks is on average 8 tokens long, and runs that long never occur in training, where each position becomes
 # `<mask>` with probability 0.15 × 0.8 = 0.12 (the folded cell prints the lengths). The twin, reading the left side as it was trained
 # to, stays 5.05<!-- result: twin_below_both.min -->–7.05<!-- result: twin_below_both.max --> points below both
@@ -762,8 +764,8 @@ plt.show()
 # largest, the sign changes with the seed. Some gains fall outside the band, as noise alone does about one time
 # in three, but none far outside it: the largest,
 # 5.00<!-- result: gain_20.max --> points, is about one and a half standard errors
-# (3.2<!-- result: gain_sd --> points), and the gains move by as much from run to run (BERT pre-trained on about
-# 3.3 billion words, Devlin et al. 2019, §3.1). The task is far from solved: every score is far below a
+# (3.2<!-- result: gain_sd --> points), and the gains move by as much from run to run. BERT, for comparison,
+# pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1). The task is far from solved: every score is far below a
 # perfect score (though far above always answering the most frequent topic, 8.3%<!-- result: majority_topic -->).
 
 # %% tags=["hide-cell"] jupyter={"outputs_hidden": true, "source_hidden": true}
