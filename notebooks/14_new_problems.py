@@ -265,7 +265,7 @@ plt.show()
 # The cache shrinks by exactly the group size R: MQA keeps 1/8 of it here. At a
 # realistic size the difference decides how many users fit on one GPU. Take a decoder shaped like Llama 2
 # 7B (Touvron et al. 2023: 32 layers, 32 heads of width 128) in float16 at 4096 tokens, by the formula just
-# verified; the per-token row adds DeepSeek-V2's multi-head latent attention
+# verified; the table's last row adds DeepSeek-V2's multi-head latent attention
 # (MLA, DeepSeek-AI 2024), which caches one compressed vector of 512 numbers plus a 64-wide positional key
 # per token and layer (a formula only).
 
@@ -583,9 +583,9 @@ plt.show()
 # <details class="measured"><summary>How this was measured</summary>
 #
 # The fitted slopes are asserted nearer their own exponent than the other (slope ≈ 1 for linear, ≈ 2 for
-# softmax attention, within 0.45). On a CPU, in the stored run, the first doublings of softmax attention cost
-# less than the ×4 its n² work predicts (fixed per-call costs still count below a millisecond) and the last
-# more; the ratios are printed above and move from run to run. The softmax slope is fitted from 256 to 2048 only, as a precaution: at n = 4096 its score
+# softmax attention, within 0.45). On a CPU, in the stored run, the first doubling of softmax attention costs
+# less than the ×4 its n² work predicts (fixed per-call costs still count below a millisecond) and the later
+# ones more than ×4; the ratios are printed above and move from run to run. The softmax slope is fitted from 256 to 2048 only, as a precaution: at n = 4096 its score
 # matrix, 64<!-- result: score_mib_4096 --> MiB, is far larger than a CPU core's caches, and trips to main
 # memory, the very cost §5 is about, could add to the n² work there (not measured here).
 #
