@@ -265,7 +265,7 @@ plt.show()
 # The cache shrinks by exactly the group size R: MQA keeps 1/8 of it here. At a
 # realistic size the difference decides how many users fit on one GPU. Take a decoder shaped like Llama 2
 # 7B (Touvron et al. 2023: 32 layers, 32 heads of width 128) in float16 at 4096 tokens, by the formula just
-# verified; its last row adds DeepSeek-V2's multi-head latent attention
+# verified; the last row adds DeepSeek-V2's multi-head latent attention
 # (MLA, DeepSeek-AI 2024), which caches one compressed vector of 512 numbers plus a 64-wide positional key
 # per token and layer (a formula only).
 
