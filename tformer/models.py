@@ -41,6 +41,7 @@ from tformer._checks import (
     check_tokens,
     check_type,
     plain_numbers,
+    values_are_cheap,
 )
 from tformer.attention import KVCache
 from tformer.decoding import CachedGenerationMixin, beam_search, greedy_decode
@@ -594,12 +595,16 @@ class _TokenStack(nn.Module):
         weight = self.encoder.layers[0].self_attn.w_q.weight  # a filled cache must hold keys of its dtype
         _check_stack_cache(cache, len(self.encoder.layers), batch, heads, weight)  # before cache[0] is read
         past = 0 if cache is None else len(cache[0])
-        check_tokens("tokens", tokens, self.config.vocab_size, self.config.position_limit, offset=past)
+        tokens = check_tokens("tokens", tokens, self.config.vocab_size, self.config.position_limit, offset=past)
         pad_id = self.config.pad_id
-        if cache is not None and pad_id is not None and bool((tokens == pad_id).any()):  # one sync, cached calls only
-            raise ValueError(f"tokens: expected no padding (pad_id={pad_id}) when a cache is given: cached keys carry "
-                             f"no padding mask, so padded positions would be attended to; got "
-                             f"{int((tokens == pad_id).sum())} padded positions (call without a cache)")  # fmt: skip
+        # Cached keys carry no padding mask. Read only where values are cheap, as check_tokens reads the ids:
+        # elsewhere this would be a host-device sync on every generated token.
+        if cache is not None and pad_id is not None and values_are_cheap(tokens):
+            padded = int((tokens == pad_id).sum())
+            if padded:
+                raise ValueError(f"tokens: expected no padding (pad_id={pad_id}) when a cache is given: cached keys "
+                                 f"carry no padding mask, so padded positions would be attended to; got {padded} "
+                                 "padded positions (call without a cache)")  # fmt: skip
 
     def forward(
         self, tokens: Tensor, *, causal: bool, cache: list[KVCache] | None = None
@@ -625,7 +630,8 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
     ``DecoderOnlyTransformer.from_config(config)``) or from the config's fields as arguments
     (``DecoderOnlyTransformer(V, num_layers=2)``); ``model.config`` is the config. Padded keys
     (``config.pad_id``) are masked in a forward pass without a cache; with a cache, tokens holding ``pad_id``
-    are refused (cached keys carry no padding mask).
+    are refused where their values are read (on a CPU, outside ``torch.compile``: cached keys carry no padding
+    mask).
 
     Shape:
         ``forward(tokens (B, L)) -> logits (B, L, V)``; position l sees tokens 0..l only.
@@ -676,7 +682,7 @@ class DecoderOnlyTransformer(CachedGenerationMixin, nn.Module):
             :class:`~tformer.attention.KVCache` per layer as :meth:`new_cache` makes it (``[]``, ``[None]``, an
             encoder–decoder model's cache) or was filled by another model (another batch, number or width of
             heads, or, outside autocast, a dtype it cannot widen to the model's: ValueError naming ``cache[i]``);
-            ValueError if ``tokens`` holds ``pad_id`` when a ``cache`` is given.
+            ValueError if ``tokens`` holds ``pad_id`` when a ``cache`` is given (read on a CPU, as the ids are).
         """
         check_flags(return_attention=return_attention)
         self.body.check(tokens, cache)
