@@ -576,49 +576,50 @@ def _kv_cache() -> tuple[_Svg, str]:
 
 
 def _three_families() -> tuple[_Svg, str]:
-    title = "Three families from one block: encoder-decoder, encoder-only, decoder-only"
+    title = "Three families from one block: encoder-only, decoder-only, encoder-decoder"
     s = _Svg(900, 400, title)
     cols = (
-        ("Encoder-decoder", "translation, denoising (2017, T5)", 150),
-        ("Encoder-only", "understanding (BERT)", 450),
-        ("Decoder-only", "generation (GPT, LLMs)", 750),
+        ("Encoder-only", "understanding (BERT)", 150),
+        ("Decoder-only", "generation (GPT, LLMs)", 450),
+        ("Encoder-decoder", "translation, denoising (2017, T5)", 750),
     )
     for name, use, cx in cols:
         s.text(cx, 62, name, size=15, weight="bold")
         s.text(cx, 80, use, size=12, role="shape", italic=True)
 
-    # encoder-decoder
-    s.box(20, 150, 110, 110, "encoder", "bidirectional", "× N", role="attention")
-    s.box(190, 150, 110, 110, "decoder", "causal +", "cross-attention", "× N", role="attention", size=12)
-    s.arrow(130, 205, 188, 205, "key")
-    s.text(159, 197, "K, V", size=11, role="key")
-    s.arrow(75, 320, 75, 262, "layer")
-    s.text(75, 338, "source tokens (S)", size=11)
-    s.arrow(245, 320, 245, 262, "layer")
-    s.text(245, 338, "target so far (L)", size=11)
-    s.arrow(245, 148, 245, 112, "layer")
-    s.text(245, 104, "next target token", size=11)
     # encoder-only
-    s.box(370, 150, 160, 110, "encoder", "every token sees", "every token", "× N", role="attention", size=12)
-    s.arrow(450, 320, 450, 262, "layer")
-    s.text(450, 338, "a sentence, some tokens <mask>", size=11)
-    s.arrow(450, 148, 450, 112, "layer")
-    s.text(450, 104, "a label or the masked tokens", size=11)
+    s.box(70, 150, 160, 110, "encoder", "every token sees", "every token", "× N", role="attention", size=12)
+    s.arrow(150, 320, 150, 262, "layer")
+    s.text(150, 338, "a sentence, some tokens <mask>", size=11)
+    s.arrow(150, 148, 150, 112, "layer")
+    s.text(150, 104, "a label or the masked tokens", size=11)
     # decoder-only
-    s.box(670, 150, 160, 110, "decoder", "causal self-attention", "no cross-attention", "× N", role="attention",
+    s.box(370, 150, 160, 110, "decoder", "causal self-attention", "no cross-attention", "× N", role="attention",
           size=12)
-    s.arrow(750, 320, 750, 262, "layer")
-    s.text(750, 338, "prompt + tokens so far", size=11)
-    s.arrow(750, 148, 750, 112, "layer")
-    s.text(750, 104, "next token", size=11)
+    s.arrow(450, 320, 450, 262, "layer")
+    s.text(450, 338, "prompt + tokens so far", size=11)
+    s.arrow(450, 148, 450, 112, "layer")
+    s.text(450, 104, "next token", size=11)
+    # encoder-decoder
+    x = 600  # the left edge of its encoder box
+    s.box(x, 150, 110, 110, "encoder", "bidirectional", "× N", role="attention")
+    s.box(x + 170, 150, 110, 110, "decoder", "causal +", "cross-attention", "× N", role="attention", size=12)
+    s.arrow(x + 110, 205, x + 168, 205, "key")
+    s.text(x + 139, 197, "K, V", size=11, role="key")
+    s.arrow(x + 55, 320, x + 55, 262, "layer")
+    s.text(x + 55, 338, "source tokens (S)", size=11)
+    s.arrow(x + 225, 320, x + 225, 262, "layer")
+    s.text(x + 225, 338, "target so far (L)", size=11)
+    s.arrow(x + 225, 148, x + 225, 112, "layer")
+    s.text(x + 225, 104, "next target token", size=11)
     s.text(450, 385, "Same attention, FFN, norms and residuals; what changes is the mask and whether a second "
            "stack is read.", size=12, italic=True)
     alt = (
-        "Three models built from the same block. Encoder-decoder: an encoder reads the source with every token "
+        "Three models built from the same block. Encoder-only: one bidirectional stack that reads a sentence and "
+        "predicts a label or masked tokens. Decoder-only: one causally masked stack without cross-attention that "
+        "predicts the next token of a prompt. Encoder-decoder: an encoder reads the source with every token "
         "seeing every other, and a decoder generates the target with causal self-attention plus cross-attention "
-        "to the encoder's output. Encoder-only: one bidirectional stack that reads a sentence and predicts a "
-        "label or masked tokens. Decoder-only: one causally masked stack without cross-attention that predicts "
-        "the next token of a prompt."
+        "to the encoder's output."
     )
     return s, alt
 
