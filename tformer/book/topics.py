@@ -27,8 +27,8 @@ from tformer.data.text import PAD_ID, Vocab, pad_sequences
 from tformer.environment import check_device, seed_everything
 from tformer.models import EncoderOnlyTransformer
 
-__all__ = ["FINETUNE_STEPS", "FRACTIONS", "RECORD", "TopicData", "fine_tune", "load_finetune_record", "topic_data",
-           "topic_logits"]  # fmt: skip
+__all__ = ["FINETUNE_STEPS", "FRACTIONS", "RECORD", "TopicData", "fine_tune", "fine_tune_model", "load_finetune_record",
+           "topic_correct", "topic_data", "topic_logits"]
 
 FINETUNE_STEPS = 150  # fine-tuning steps of every run, whatever the share of labels
 FRACTIONS = (0.05, 0.2, 1.0)  # shares of the training labels: a twentieth, a fifth, all
@@ -75,7 +75,7 @@ def topic_data() -> TopicData:
 
     return TopicData(vocab, topics, ids(split.train + split.validation), ids(split.train),
                      torch.tensor([topic_id[s.topic] for s in split.train]), ids(split.test),
-                     torch.tensor([topic_id[s.topic] for s in split.test]))  # fmt: skip
+                     torch.tensor([topic_id[s.topic] for s in split.test]))
 
 
 def topic_logits(model: EncoderOnlyTransformer, chars: Tensor) -> Tensor:
@@ -91,13 +91,30 @@ def topic_logits(model: EncoderOnlyTransformer, chars: Tensor) -> Tensor:
 
 
 def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data: TopicData, fraction: float,
-              seed: int, *, steps: int = FINETUNE_STEPS, device: str | torch.device = "cpu") -> float:  # fmt: skip
+              seed: int, *, steps: int = FINETUNE_STEPS, device: str | torch.device = "cpu") -> float:
     """Topic accuracy (%) on the test split after ``steps`` steps on ``fraction`` of the training labels.
+
+    :func:`fine_tune_model`, then :func:`topic_correct`; the arguments and errors are :func:`fine_tune_model`'s.
+
+    Returns:
+        The accuracy in percent: 100 x (sentences right) / (test sentences), computed exactly.
+    """
+    model = fine_tune_model(start, config, data, fraction, seed, steps=steps, device=device)
+    right = topic_correct(model, data)
+    return 100 * int(right.sum()) / len(right)  # exact: whole sentences, no float32 rounding
+
+
+def fine_tune_model(start: EncoderOnlyTransformer | None, config: dict[str, Any], data: TopicData, fraction: float,
+                    seed: int, *, steps: int = FINETUNE_STEPS,
+                    device: str | torch.device = "cpu") -> EncoderOnlyTransformer:
+    """Fine-tune an encoder for ``steps`` steps on ``fraction`` of the training labels; return it in eval mode.
 
     The model is built right after torch's random seed is set to ``seed``, so both arms start from the same
     weights; ``start`` (a pre-trained encoder, or ``None`` for the control from scratch) then overwrites them.
     The labelled share and the batches come from a generator seeded with ``1000 + seed``: the same for both
-    arms. Dropout is on while training (``config["dropout"]``), off for the test.
+    arms. Dropout is on while training (``config["dropout"]``), off afterwards. Recipe: mean pooling
+    (:func:`topic_logits`), AdamW (Loshchilov & Hutter 2019) at ``LR`` with weight decay ``WEIGHT_DECAY``,
+    batches of ``BATCH`` sentences drawn with replacement.
 
     Args:
         start: the pre-trained encoder to copy, or ``None``.
@@ -109,7 +126,7 @@ def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data
         device: where to train.
 
     Returns:
-        The accuracy in percent: 100 x (sentences right) / (test sentences), computed exactly.
+        The fine-tuned ``EncoderOnlyTransformer`` on ``device``, in eval mode.
 
     Raises:
         TypeError: if ``start`` is not an encoder-only model or ``None``, ``config`` is not a dict, or ``data`` is
@@ -128,7 +145,7 @@ def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data
     device = check_device(device, "fine-tuned model")
     if round(fraction * len(data.x_train)) < 1:
         raise ValueError(f"fraction: expected a share that labels at least one of the {len(data.x_train)} training "
-                         f"sentences, got {fraction!r}")  # fmt: skip
+                         f"sentences, got {fraction!r}")
     seed_everything(seed)
     model = EncoderOnlyTransformer(**config)  # the control: random weights
     if (model.config.num_classes, model.config.pad_id) != (len(data.topics), PAD_ID):  # the head, the padding
@@ -150,15 +167,31 @@ def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
+    return model.eval()
+
+
+def topic_correct(model: EncoderOnlyTransformer, data: TopicData) -> Tensor:
+    """Which test sentences ``model`` names the topic of: a bool tensor ``(N_test,)``, in the split's order.
+
+    The model is put in eval mode and run without gradients on its own device, 200 sentences at a time.
+
+    Raises:
+        TypeError: if ``model`` is not an EncoderOnlyTransformer or ``data`` not a TopicData.
+    """
+    check_type("model", model, EncoderOnlyTransformer)
+    check_type("data", data, TopicData)
+    device = next(model.parameters()).device
     model.eval()
     with torch.no_grad():
         guesses = torch.cat([topic_logits(model, pad_sequences(data.x_test[i : i + 200]).to(device)).argmax(-1).cpu()
-                             for i in range(0, len(data.x_test), 200)])  # fmt: skip
-    return 100 * int((guesses == data.y_test).sum()) / len(data.y_test)  # exact: whole sentences, no float32 rounding
+                             for i in range(0, len(data.x_test), 200)])
+    return guesses == data.y_test
 
 
 def load_finetune_record() -> dict[str, Any]:
-    """The grid ``benchmarks/finetune_hsk_topics.py`` stored: settings, and ``accuracy[arm][fraction]`` per seed.
+    """The grid ``benchmarks/finetune_hsk_topics.py`` stored: settings, ``accuracy[arm][fraction]`` per seed, and
+    ``correct[arm][fraction]`` per seed: which test sentences the run got right, as a string of ``"0"``/``"1"``
+    in the test split's order (what a paired comparison of the two arms needs).
 
     ``arm`` is ``"pre-trained"`` or ``"scratch"``; ``fraction`` is written as in :data:`FRACTIONS` (``"0.05"``).
     """

@@ -17,7 +17,9 @@ from tformer.book.topics import (
     WEIGHT_DECAY,
     TopicData,
     fine_tune,
+    fine_tune_model,
     load_finetune_record,
+    topic_correct,
     topic_data,
 )
 from tformer.models import EncoderOnlyTransformer
@@ -50,6 +52,24 @@ def test_every_accuracy_counts_whole_test_sentences(record: dict) -> None:
             assert len(runs) == 3
             for acc in runs:
                 assert 0 <= acc <= 100 and abs(acc * n / 100 - round(acc * n / 100)) < 1e-3, acc
+
+
+def test_the_stored_right_answers_give_the_stored_accuracies(record: dict) -> None:
+    n = record["test_sentences"]
+    for arm in ("pre-trained", "scratch"):
+        for fraction in record["fractions"]:
+            for acc, right in zip(record["accuracy"][arm][fraction], record["correct"][arm][fraction], strict=True):
+                assert len(right) == n and set(right) <= {"0", "1"}
+                assert acc == 100 * right.count("1") / n
+
+
+def test_topic_correct_is_what_fine_tune_scores(record: dict, data: TopicData) -> None:
+    model = fine_tune_model(None, record["config"], data, 0.05, seed=4, steps=2)
+    right = topic_correct(model, data)
+    assert right.dtype == torch.bool and right.shape == (len(data.x_test),) and not model.training
+    assert fine_tune(None, record["config"], data, 0.05, seed=4, steps=2) == 100 * int(right.sum()) / len(right)
+    with pytest.raises(TypeError, match=r"^model: expected EncoderOnlyTransformer, got str$"):
+        topic_correct("bert", data)  # type: ignore[arg-type]
 
 
 def test_the_record_shows_what_the_chapter_says(record: dict) -> None:
