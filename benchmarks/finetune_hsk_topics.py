@@ -6,8 +6,8 @@
 For every seed s in 0, 1, 2 and every share of the training labels in :data:`tformer.book.topics.FRACTIONS`, two
 runs of :func:`tformer.book.topics.fine_tune_model`: one starting from the shipped encoder pre-trained with seed s
 (``tformer/book/checkpoints/hsk_mlm_seed{s}.pt``, made by ``benchmarks/pretrain_hsk_mlm.py``), one from random
-weights (the control). 18 runs of 150 steps, about a minute and a half of one CPU thread; the chapter runs one pair
-again (seed 0, a fifth of the labels) and checks it against the stored numbers. The record holds the settings,
+weights (the control). 18 runs of 150 steps, 35 to 100 seconds of one CPU thread, by machine; the chapter runs one pair
+again (seed 2, a fifth of the labels) and checks it against the stored numbers. The record holds the settings,
 the accuracies, which test sentences each run got right (for a paired comparison of the arms), torch's version
 and the CPU seconds the grid took.
 """

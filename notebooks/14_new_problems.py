@@ -51,16 +51,16 @@ if "google.colab" in sys.modules:
 # - why models fail beyond their training length, and what state-space models bring back from RNNs;
 # - a race at equal parameters and measured time: the 2017 block against a 2024 block.
 #
-# **Prerequisites:** chapter 07 (multi-head attention), 10 (the KV cache in decoding) and 13 (how we count
-# FLOPs, time layers and measure memory).
+# **Prerequisites:** chapters 07 (multi-head attention), 08 (RoPE), 10 (the KV cache), 12 (the character
+# model, nats) and 13 (how we count FLOPs, time layers and measure memory).
 
 # %% [markdown]
 # **New terms**
 #
 # - **grouped-query / multi-query attention (GQA / MQA)** — several query heads share one key/value head,
 #   so fewer keys and values are cached.
-# - **multi-head latent attention (MLA)** — each token's keys and values are compressed into one small
-#   vector shared by all heads; that vector is cached and expanded back into each head's keys and values.
+# - **multi-head latent attention (MLA)** — caches one small vector per token, from which every head's keys
+#   and values are rebuilt.
 # - **sparse attention** — each query sees only some of the keys; in **sliding-window attention**, the last w.
 # - **linear attention** — a kernel φ(q)·φ(k) in place of the softmax's exp(q·k), regrouped to cost O(n).
 # - **FlashAttention** — exact attention computed a block of keys at a time, with a running maximum and sum
@@ -181,8 +181,8 @@ _ = results.record("kv_tiny_bytes", measured)
 #
 # **Grouped-query attention** (GQA, Ainslie et al. 2023) splits the H query heads into groups that each share
 # one key/value head. Two numbers describe it: **H_kv**, the number of key/value heads (one per group; these are
-# computed and cached), and the **group size** R = H / H_kv, the query heads that share each one. (The paper
-# writes GQA-G and the figure below G, with G = H_kv.) **Multi-query attention** (MQA, Shazeer 2019) is the
+# computed and cached), and the **group size** R = H / H_kv, the query heads that share each one.
+# **Multi-query attention** (MQA, Shazeer 2019) is the
 # extreme H_kv = 1. `tformer.variants.efficient.GroupedQueryAttention(d_model, num_heads, num_kv_heads)` broadcasts each
 # shared head over its group without copying it. Two checks follow: with one query head per group and a
 # multi-head attention's weights it must *be* multi-head attention, and with two groups each query head must
@@ -281,14 +281,17 @@ print(f"{'latent (MLA), 512 + 64':<28}{'—':>5}{mla_bytes / 2**20:>21,.0f} MiB{
 _ = results.record("llama_mha_mib", big_rows[32] / 2**20)
 _ = results.record("llama_gqa_mib", big_rows[8] / 2**20)
 _ = results.record("llama_mqa_mib", big_rows[1] / 2**20)
+_ = results.record("llama_mla_mib", mla_bytes / 2**20)
 
 # %% [markdown]
 # One 4096-token conversation costs **2,048**<!-- result: llama_mha_mib --> MiB of cache with multi-head
 # attention, **512**<!-- result: llama_gqa_mib --> MiB with H_kv = 8 key/value heads (Llama 2 70B's number, applied to this 7B shape) and
-# **64**<!-- result: llama_mqa_mib --> MiB with MQA. The source articles' description — GQA lets several heads share
-# one K/V — is exactly the mechanism; the saving is the group size. The price is some quality, which Ainslie
+# **64**<!-- result: llama_mqa_mib --> MiB with MQA. The price of sharing is some quality, which Ainslie
 # et al. mostly recover, with about 5% of the pre-training compute, by converting a trained MHA checkpoint (mean-pooling each group's K/V heads:
-# `GroupedQueryAttention.from_multi_head`) and training briefly.
+# `GroupedQueryAttention.from_multi_head`) and training briefly. MLA's **144**<!-- result: llama_mla_mib --> MiB
+# is more than MQA's, but each head keeps its own keys and values (DeepSeek-V2 reports quality above multi-head
+# attention's). The rebuilding matrices fold into the query and output projections, so cached latents are
+# never expanded; RoPE's rotation would block that folding, hence the separate position key.
 
 # %% [markdown]
 # ## 3 · Sliding-window attention
@@ -314,8 +317,8 @@ plt.show()
 print("keys visible per query:", window_mask.sum(dim=1).tolist())
 
 # %% [markdown]
-# One layer sees w positions, but layers stack: position i in layer 2 attends to positions that themselves
-# saw w earlier ones. So after ℓ layers the **receptive field**, the span of input positions a position's output
+# One layer sees w positions, but layers stack: position i in layer 2 attends to positions that each saw
+# their own w, reaching w − 1 further back. So after ℓ layers the **receptive field**, the span of input positions a position's output
 # can depend on, is 1 + ℓ·(w − 1) positions. We measure it with
 # autograd, as in chapter 13: stack ℓ multi-head attention layers under the window mask and find the
 # furthest input position with a non-zero gradient for the last output.
@@ -836,7 +839,7 @@ plt.show()
 # probability Pᵢ of each expert). It pushes the router towards spreading the tokens: its gradient flows
 # through P, and P is pulled down where f is large. Its value alone is a poor gauge, though: it equals 1
 # whenever either f or P is uniform, and an untrained router's probabilities are nearly uniform whatever the
-# loads, so the value printed above is near 1 even if the loads are uneven.
+# loads.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured: the untrained router's load</summary>
@@ -909,9 +912,10 @@ ax_angle.plot(distances[::50], path, color="tab:red", lw=1.5, label=f"pair {slow
 ax_angle.axvspan(0, trained, color="tab:green", alpha=0.2, label=f"distances seen in training (< {trained})")
 ax_angle.axhspan(0, seen_up_to[slowest].item(), color="tab:grey", alpha=0.3, label="angles it showed in training")
 ax_angle.set(xlabel="query-key distance (tokens)", ylabel="angle mod 2π (rad)", ylim=(0, 2 * math.pi),
-             title="Where the slowest pair points")
+             title="Where the slowest pair points (wrapping at 2π)")
 ax_angle.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # below: the lines fill the axes
 ax_share.bar(range(Dh // 2), unseen_pct, color="tab:red")
+ax_share.text((Dh // 2 - incomplete) / 2, 8, "0%: these pairs\nturn fully in training", ha="center", fontsize=9)
 ax_share.set(xlabel="rotation pair i (slower to the right)", ylabel="% of distances 4096–99,999",
              title="Angles never seen in training")
 fig.tight_layout()
@@ -1352,20 +1356,20 @@ print(f"2017 block at the 2024 block's step count: "
 # <details class="measured"><summary>How this was measured: the numbers of the race</summary>
 #
 # The table above holds the scores. Per seed, the 2024 block ends
-# **0.52**<!-- result: race_gap.min -->–**0.57**<!-- result: race_gap.max --> nats per character below its
-# 2017 partner, and 0.48<!-- result: race_gap_equal_s.min -->–0.54<!-- result: race_gap_equal_s.max --> below
+# **0.50**<!-- result: race_gap.min -->–**0.55**<!-- result: race_gap.max --> nats per character below its
+# 2017 partner, and 0.45<!-- result: race_gap_equal_s.min -->–0.55<!-- result: race_gap_equal_s.max --> below
 # at equal measured seconds (the end of the shorter run of each pair). Every 2024 run ends below every 2017
 # run, and is lower at equal seconds, at equal steps and at half the time (each asserted for every seed). The
 # 2017-style runs end within 0.01 of each other, at **2.32**<!-- result: race_final_2017 -->.
 #
 # The timing: on one thread, one step of the 2024 block cost
-# 1.23<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
-# 1.22<!-- result: race_step_cost_rounds.min -->–1.30<!-- result: race_step_cost_rounds.max -->), so it took
-# **162**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
+# 1.27<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
+# 1.20<!-- result: race_step_cost_rounds.min -->–1.33<!-- result: race_step_cost_rounds.max -->), so it took
+# **157**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
 # afterwards, the 2024 runs took
-# 95<!-- result: race_time_share.min -->–111<!-- result: race_time_share.max -->% of their partners' seconds.
+# 98<!-- result: race_time_share.min -->–112<!-- result: race_time_share.max -->% of their partners' seconds.
 # The 2024 block was lower for good from
-# 23<!-- result: race_cross_pct.min -->–40%<!-- result: race_cross_pct.max --> of its partner's seconds:
+# 25<!-- result: race_cross_pct.min -->–26%<!-- result: race_cross_pct.max --> of its partner's seconds:
 # from that evaluation of either run on, it was lower at every later one (counting only times both runs had
 # reached; evaluations come every 20 steps, so this is coarse).
 #

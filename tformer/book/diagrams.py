@@ -648,16 +648,16 @@ def _gqa() -> tuple[_Svg, str]:
             s.text(left + width / 2, 267, "v" if g == 1 else f"v{k + 1}", size=10)
             for h in range(k * per, (k + 1) * per):
                 s.path([(x0 + 10 + h * w + 13, 146), (left + width / 2, 218)], "layer", arrow=False, width=1)
-        s.shape(x0 + 10, 298, f"G = {g}; cache per token and layer:")
+        s.shape(x0 + 10, 298, f"H_kv = {g}; cache per token and layer:")
         s.shape(x0 + 10, 312, f"2 · {g} · Dh numbers")
-    s.text(450, 334, "G K/V heads instead of H shrink the KV cache by H / G; the queries keep all H heads.", size=12,
-           italic=True)
+    s.text(450, 334, "H_kv K/V heads instead of H shrink the KV cache by H / H_kv; the queries keep all H heads.",
+           size=12, italic=True)
     alt = (
         "Three panels with eight query heads each. In multi-head attention each query head has its own key and "
         "value head (8 K/V heads). In grouped-query attention the eight query heads are split into two groups, "
         "each group sharing one key and one value head. In multi-query attention all eight share a single key "
-        "and value head. The cache per token and layer holds 2 times the number of K/V heads G times Dh "
-        "numbers, so it shrinks by H divided by G."
+        "and value head. The cache per token and layer holds 2 times the number of K/V heads H_kv times Dh "
+        "numbers, so it shrinks by H divided by H_kv."
     )
     return s, alt
 

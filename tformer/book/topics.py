@@ -6,7 +6,7 @@ sentence's topic as its label. Fine-tuning (:func:`fine_tune`) is the same for b
 mean of the characters' vectors, AdamW, batches of 32 labelled sentences drawn from a share of the training
 labels, a fixed number of steps, then the accuracy on the test split.
 
-The whole grid (3 seeds x 3 shares of the labels x 2 arms, about a minute and a half of one CPU thread) is run by
+The whole grid (3 seeds x 3 shares of the labels x 2 arms, 35 to 100 seconds of one CPU thread, by machine) is run by
 ``benchmarks/finetune_hsk_topics.py`` and stored in ``tformer/book/benchmarks/hsk_finetune.json``
 (:func:`load_finetune_record`); the chapter runs one pair of it again and checks that it gives the stored numbers.
 """
@@ -25,7 +25,7 @@ from tformer._checks import check_int, check_number, check_type
 from tformer.data.hsk import load_hsk, split_hsk
 from tformer.data.text import PAD_ID, Vocab, pad_sequences
 from tformer.environment import check_device, seed_everything
-from tformer.models import EncoderOnlyTransformer
+from tformer.models import EncoderOnlyConfig, EncoderOnlyTransformer
 
 __all__ = ["FINETUNE_STEPS", "FRACTIONS", "RECORD", "TopicData", "fine_tune", "fine_tune_model", "load_finetune_record",
            "topic_correct", "topic_data", "topic_logits"]
@@ -46,6 +46,12 @@ class TopicData:
         unlabelled: the pre-training text: the training and validation sentences' ids (no label, no test sentence).
         x_train, x_test: each sentence's ids (lists of ints).
         y_train, y_test: int64 tensors ``(N,)`` of topic labels.
+
+    Raises:
+        TypeError: if a label tensor is not an int64 tensor.
+        ValueError: if a label tensor is not 1-D with one label per sentence or holds a label outside
+            ``[0, len(topics))``, a split is empty, or a sentence is empty or holds an id outside ``[0, len(vocab))``
+            (an empty sentence would make its mean-pooled vector NaN).
     """
 
     vocab: Vocab
@@ -55,6 +61,22 @@ class TopicData:
     y_train: Tensor
     x_test: list[list[int]]
     y_test: Tensor
+
+    def __post_init__(self) -> None:
+        for split in ("train", "test"):
+            x, y = getattr(self, f"x_{split}"), getattr(self, f"y_{split}")
+            if not isinstance(y, Tensor) or y.dtype != torch.int64:
+                raise TypeError(f"y_{split}: expected an int64 tensor, got {getattr(y, 'dtype', type(y).__name__)}")
+            if y.dim() != 1 or len(y) != len(x) or len(x) == 0:
+                raise ValueError(f"y_{split}: expected shape ({len(x)},), one label per sentence of x_{split} (at least "
+                                 f"one), got {tuple(y.shape)}")
+            if int(y.min()) < 0 or int(y.max()) >= len(self.topics):
+                raise ValueError(f"y_{split}: expected labels in [0, {len(self.topics)}), got {int(y.min())}..{int(y.max())}")
+        for name in ("unlabelled", "x_train", "x_test"):
+            for i, sentence in enumerate(getattr(self, name)):
+                if len(sentence) == 0 or min(sentence) < 0 or max(sentence) >= len(self.vocab):
+                    raise ValueError(f"{name}[{i}]: expected a non-empty list of ids in [0, {len(self.vocab)}), got "
+                                     f"{list(sentence)[:8]}")
 
     @property
     def mask_id(self) -> int:
@@ -86,8 +108,19 @@ def topic_logits(model: EncoderOnlyTransformer, chars: Tensor) -> Tensor:
     (Devlin et al. 2019, §3), trained by a second pre-training task this book does not run.
     """
     hidden = model.encode(chars)  # (B, L, D)
-    real = (chars != PAD_ID).unsqueeze(-1).float()  # (B, L, 1)
+    real = (chars != PAD_ID).unsqueeze(-1).to(hidden.dtype)  # (B, L, 1), in the model's dtype
     return model.classifier((hidden * real).sum(1) / real.sum(1))  # (B, topics)
+
+
+def _check_fits(name: str, config: EncoderOnlyConfig, data: TopicData) -> None:
+    """Refuse a model (or its config) that cannot classify ``data``: the head, the padding, the vocabulary, the length."""
+    longest = max(len(s) for s in (*data.x_train, *data.x_test))
+    if (config.num_classes, config.pad_id) != (len(data.topics), PAD_ID):  # the head, the padding
+        raise ValueError(f"{name}: expected num_classes={len(data.topics)} (data's topics) and pad_id={PAD_ID} (the "
+                         f"padding of the batches), got {config.num_classes} and {config.pad_id}")
+    if config.vocab_size < len(data.vocab) or (config.max_len is not None and config.max_len < longest):
+        raise ValueError(f"{name}: expected vocab_size >= {len(data.vocab)} and max_len >= {longest} (data's "
+                         f"vocabulary and longest sentence), got {config.vocab_size} and {config.max_len}")
 
 
 def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data: TopicData, fraction: float,
@@ -109,8 +142,9 @@ def fine_tune_model(start: EncoderOnlyTransformer | None, config: dict[str, Any]
                     device: str | torch.device = "cpu") -> EncoderOnlyTransformer:
     """Fine-tune an encoder for ``steps`` steps on ``fraction`` of the training labels; return it in eval mode.
 
-    The model is built right after torch's random seed is set to ``seed``, so both arms start from the same
-    weights; ``start`` (a pre-trained encoder, or ``None`` for the control from scratch) then overwrites them.
+    The model is built right after the random seeds (Python's, NumPy's and torch's global generators:
+    :func:`tformer.environment.seed_everything`) are set to ``seed``, so both arms start from the same weights;
+    ``start`` (a pre-trained encoder, or ``None`` for the control from scratch) then overwrites them.
     The labelled share and the batches come from a generator seeded with ``1000 + seed``: the same for both
     arms. Dropout is on while training (``config["dropout"]``), off afterwards. Recipe: mean pooling
     (:func:`topic_logits`), AdamW (Loshchilov & Hutter 2019) at ``LR`` with weight decay ``WEIGHT_DECAY``,
@@ -132,7 +166,8 @@ def fine_tune_model(start: EncoderOnlyTransformer | None, config: dict[str, Any]
         TypeError: if ``start`` is not an encoder-only model or ``None``, ``config`` is not a dict, or ``data`` is
             not a TopicData (and as ``EncoderOnlyTransformer`` for the config's entries).
         ValueError: on a ``start`` built with another config, a ``config`` whose ``num_classes`` is not the
-            number of topics or whose ``pad_id`` is not ``PAD_ID``, a ``fraction`` outside ``(0, 1]`` or too
+            number of topics or whose ``pad_id`` is not ``PAD_ID``, a vocabulary or ``max_len`` too small for
+            ``data``, a ``fraction`` outside ``(0, 1]`` or too
             small to label one sentence, a negative ``seed``, ``steps`` < 1, or an unknown device.
     """
     if start is not None:
@@ -148,9 +183,7 @@ def fine_tune_model(start: EncoderOnlyTransformer | None, config: dict[str, Any]
                          f"sentences, got {fraction!r}")
     seed_everything(seed)
     model = EncoderOnlyTransformer(**config)  # the control: random weights
-    if (model.config.num_classes, model.config.pad_id) != (len(data.topics), PAD_ID):  # the head, the padding
-        raise ValueError(f"config: expected num_classes={len(data.topics)} (data's topics) and pad_id={PAD_ID} (the "
-                         f"padding of the batches), got {model.config.num_classes} and {model.config.pad_id}")
+    _check_fits("config", model.config, data)
     if start is not None:
         if start.config != model.config:  # else load_state_dict fails inside torch, on a tensor's shape
             raise ValueError(f"start: expected an encoder built from config, got one built as {start.config}")
@@ -177,9 +210,12 @@ def topic_correct(model: EncoderOnlyTransformer, data: TopicData) -> Tensor:
 
     Raises:
         TypeError: if ``model`` is not an EncoderOnlyTransformer or ``data`` not a TopicData.
+        ValueError: if the model's ``num_classes`` is not the number of topics, its ``pad_id`` is not ``PAD_ID``,
+            or its vocabulary or ``max_len`` is too small for ``data``.
     """
     check_type("model", model, EncoderOnlyTransformer)
     check_type("data", data, TopicData)
+    _check_fits("model", model.config, data)
     device = next(model.parameters()).device
     model.eval()
     with torch.no_grad():

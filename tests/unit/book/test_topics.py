@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from importlib import resources
 
 import numpy as np
@@ -135,3 +136,47 @@ def test_fine_tune_takes_numpy_numbers(record: dict, data: TopicData) -> None:
 def test_fine_tune_refuses_a_config_that_does_not_fit_the_data(record: dict, data: TopicData, change: dict) -> None:
     with pytest.raises(ValueError, match=r"^config: expected num_classes=19 \(data's topics\) and pad_id=0 "):
         fine_tune(None, {**record["config"], **change}, data, 0.05, seed=0, steps=1)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"num_classes": 40}, r"^model: expected num_classes=19 \(data's topics\) and pad_id=0"),
+        ({"num_classes": None}, r"^model: expected num_classes=19 \(data's topics\) and pad_id=0"),
+        ({"pad_id": None}, r"^model: expected num_classes=19 \(data's topics\) and pad_id=0 .*got 19 and None$"),
+        ({"vocab_size": 100}, r"^model: expected vocab_size >= 1732 and max_len >= \d+ .*got 100 and 96$"),
+    ],
+)
+def test_topic_correct_refuses_a_model_that_cannot_classify_the_data(record: dict, data: TopicData, change: dict,
+                                                                     message: str) -> None:
+    model = EncoderOnlyTransformer(**{**record["config"], **change})
+    with pytest.raises(ValueError, match=message):
+        topic_correct(model, data)  # a wrong head would score silently (0 of 400 with 40 classes)
+
+
+def test_topic_correct_runs_a_bfloat16_model(record: dict, data: TopicData) -> None:
+    model = EncoderOnlyTransformer(**record["config"]).to(torch.bfloat16)
+    assert topic_correct(model, data).shape == (len(data.x_test),)  # the padding mask follows the model's dtype
+
+
+@pytest.mark.parametrize(
+    "field, value, error, message",
+    [
+        ("x_train", "empty", ValueError, r"^x_train\[0\]: expected a non-empty list of ids in \[0, 1732\), got \[\]$"),
+        ("x_test", "out of range", ValueError, r"^x_test\[0\]: expected a non-empty list of ids in \[0, 1732\)"),
+        ("y_test", "list", TypeError, r"^y_test: expected an int64 tensor, got list$"),
+        ("y_test", "2-D", ValueError, r"^y_test: expected shape \(400,\), one label per sentence of x_test"),
+        ("y_train", "label 19", ValueError, r"^y_train: expected labels in \[0, 19\), got 0\.\.19$"),
+    ],
+)
+def test_topic_data_refuses_what_would_give_a_wrong_answer(data: TopicData, field: str, value: str, error: type,
+                                                           message: str) -> None:
+    bad = {
+        "empty": [[], *data.x_train[1:]],
+        "out of range": [[5, 99999], *data.x_test[1:]],
+        "list": data.y_test.tolist(),
+        "2-D": data.y_test[:, None],
+        "label 19": torch.cat([data.y_train[:-1], torch.tensor([19])]),
+    }[value]
+    with pytest.raises(error, match=message):
+        dataclasses.replace(data, **{field: bad})
