@@ -167,9 +167,9 @@ print(f"\nallowed pairs: {int(bidirectional.sum())} bidirectional vs {int(causal
 # model passes `causal=True`, the encoder-only model does not.
 # They share their settings too: the three families' config classes have the same shared fields and defaults
 # (`tformer.models.ModelConfig`: the 2017 paper's post-norm block, chapter 09, with ReLU and sinusoidal
-# positions), so the two below differ in their mask and the encoder-only model's pooler. Both end in the same
-# output layer, one linear map to V logits per position; the encoder-only model can add a classifier (its extra
-# parameters below are its *pooler*, a layer that turns the first position into a classifier's input).
+# positions). Both end in the same output layer, one linear map to V logits per position; the encoder-only
+# model adds a *pooler*, a layer that turns the first position into a classifier's input. So the two below
+# differ in their mask and the pooler's parameters.
 
 # %%
 seed_everything(0)
@@ -290,27 +290,27 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 
 # %% [markdown]
 # To score it, hide one word in each test sentence (the same word for every model below) and ask for it back.
-# The encoder-only model reads the sentence in three forms:
+# The encoder-only model reads the sentence in two forms:
 #
 # - **both sides** (what BERT is trained for): the whole sentence, the hidden word replaced by `<mask>`;
-# - **left side only** (what writing needs): only the words before the gap, then `<mask>`; this uses the
-#   encoder-only model as a next-word predictor;
-# - **left side + blanks**, a *control* (a comparison that changes one thing): the words before the gap, then `<mask>` for the gap *and* for every word
-#   after it. The gap is no longer last, but the right-hand words are still withheld (the blanks do tell the
-#   model how long the sentence is).
+# - **left side only** (what writing needs): the words before the gap, then `<mask>` for the gap *and* for
+#   every word after it, so the right-hand words are withheld but the input still looks like training.
+#   Cutting the sentence right after the gap would be unfair: in training, a `<mask>` with nothing after it
+#   was always a sentence's last word, so the model answers with sentence-ending words (the example below
+#   shows one; the block measures it).
 #
-# A fourth input goes to a reference model: the same blocks trained the other way, a decoder-only **twin** that
-# predicts each word from the words on its left, as it was trained to (its input starts with `<bos>`, the
-# beginning-of-sentence token). A second, simpler reference: always answering the most frequent training word,
-# "the".
+# Two references: a decoder-only **twin**, the same blocks trained the other way, which predicts each word from
+# the words on its left, as it was trained to (its input starts with `<bos>`, the beginning-of-sentence token);
+# and always answering the most frequent training word, "the".
 
 # %%
 gen = torch.Generator().manual_seed(0)
 positions = [int(torch.randint(len(s), (1,), generator=gen)) for s in test_sentences]  # one gap per sentence
 answers = torch.tensor([s[p] for s, p in zip(test_sentences, positions, strict=True)])  # (number of test sentences,)
 both_sides = [[*s[:p], MASK_ID, *s[p + 1 :]] for s, p in zip(test_sentences, positions, strict=True)]
-left_only = [[*s[:p], MASK_ID] for s, p in zip(test_sentences, positions, strict=True)]
-left_masked = [[*s[:p], *[MASK_ID] * (len(s) - p)] for s, p in zip(test_sentences, positions, strict=True)]
+left_blanks = [[*s[:p], *[MASK_ID] * (len(s) - p)] for s, p in zip(test_sentences, positions, strict=True)]
+left_three = [[*s[:p], *[MASK_ID] * 3] for s, p in zip(test_sentences, positions, strict=True)]  # a check, below
+left_cut = [[*s[:p], MASK_ID] for s, p in zip(test_sentences, positions, strict=True)]  # the unfair form
 left_for_gpt = [[BOS_ID, *s[:p]] for s, p in zip(test_sentences, positions, strict=True)]  # predict the next word
 
 
@@ -379,9 +379,9 @@ for seed in SEEDS[1:]:  # two more seeds: initial weights and the words BERT's c
         scored[who].append(h.tokens)
     pairs[seed] = pair
 # Every model's guess for every gap, per seed: (number of test sentences,) each
-guesses = {"both": [], "left": [], "left_masked": [], "twin": []}
+guesses = {"both": [], "blanks": [], "three": [], "cut": [], "twin": []}
 for encoder_only, twin in pairs.values():
-    for arm, inputs in (("both", both_sides), ("left", left_only), ("left_masked", left_masked)):
+    for arm, inputs in (("both", both_sides), ("blanks", left_blanks), ("three", left_three), ("cut", left_cut)):
         guesses[arm].append(predict_gaps(encoder_only, inputs, positions))
     guesses["twin"].append(predict_gaps(twin, left_for_gpt, positions))
 
@@ -394,14 +394,15 @@ def recovered(guess: torch.Tensor) -> float:
 acc = {arm: [recovered(g) for g in per_seed] for arm, per_seed in guesses.items()}
 print(f"hidden words recovered, % of the {len(answers):,} test gaps (mean of {len(SEEDS)} seeds):")
 for label, arm, key in (("encoder-only, both sides", "both", "mlm_acc"),
-                        ("encoder-only, left side only", "left", "mlm_acc_left"),
-                        ("encoder-only, left side + blanks", "left_masked", "mlm_acc_left_masked"),
+                        ("encoder-only, left side only", "blanks", "mlm_acc_left_masked"),
+                        ("  the same, 3 blanks whatever the length", "three", "mlm_acc_fixed_blanks"),
+                        ("  the same, cut after the gap (unfair)", "cut", "mlm_acc_left"),
                         ("decoder-only twin, left side only", "twin", "gpt_word_acc")):
     results.record_runs(key, acc[arm])
-    print(f"  {label:<34} {statistics.mean(acc[arm]):5.1f}")
-print(f"  {'always answering ' + repr(mlm_vocab.itos[most_frequent]):<34} {100 * baseline_acc:5.1f}")
-assert all(b > 100 * baseline_acc + 3 and b > left + 2 for b, left in zip(acc["both"], acc["left"], strict=True))
-acc_both, acc_left, acc_gpt = (sum(v) / len(v) / 100 for v in (acc["both"], acc["left"], acc["twin"]))  # means
+    print(f"  {label:<42} {statistics.mean(acc[arm]):5.1f}")
+print(f"  {'always answering ' + repr(mlm_vocab.itos[most_frequent]):<42} {100 * baseline_acc:5.1f}")
+assert all(b > 100 * baseline_acc + 3 and b > left + 2 for b, left in zip(acc["both"], acc["cut"], strict=True))
+acc_both, acc_left, acc_gpt = (sum(v) / len(v) / 100 for v in (acc["both"], acc["blanks"], acc["twin"]))  # means
 
 # %% [markdown]
 # One test sentence, read all four ways by the first pair of models, picked to show the pattern (the folded
@@ -423,8 +424,8 @@ def qualifies(i: int, strict: bool) -> bool:
     """Whether test sentence i shows the pattern (see above)."""
     s, p, right = test_sentences[i], positions[i], answers[i]
     shown = p < len(s) - 1 and len(s) <= 9 and right != most_frequent and first_run["both"][i] == right
-    lean = first_run["left"][i] != right and int(first_run["left"][i]) in final_words
-    return shown and (not strict or (lean and first_run["left_masked"][i] == right == first_run["twin"][i]))
+    lean = first_run["cut"][i] != right and int(first_run["cut"][i]) in final_words
+    return shown and (not strict or (lean and first_run["blanks"][i] == right == first_run["twin"][i]))
 
 
 example = next((i for i in range(len(answers)) if qualifies(i, strict=True)), None)
@@ -432,8 +433,9 @@ if example is None:
     example = next(i for i in range(len(answers)) if qualifies(i, strict=False))
     print("(no short test sentence shows the whole pattern in this run: a looser pick)")
 print(f"test sentence: {as_words(test_sentences[example])}   (hidden: '{mlm_vocab.itos[int(answers[example])]}')\n")
-forms = (("encoder-only, both sides", "both", both_sides), ("encoder-only, left side only", "left", left_only),
-         ("encoder-only, left side + blanks", "left_masked", left_masked),
+forms = (("encoder-only, both sides", "both", both_sides),
+         ("encoder-only, left side only", "blanks", left_blanks),
+         ("encoder-only, cut after the gap", "cut", left_cut),
          ("decoder-only twin, left side only", "twin", left_for_gpt))
 width = max(len(as_words(inputs[example])) for _, _, inputs in forms)
 for label, arm, inputs in forms:
@@ -444,8 +446,8 @@ for label, arm, inputs in forms:
 
 # %% tags=["hide-input"]
 # The probe at a glance: one bar per way of reading the gap (the mean of the seeds), one dot per seed
-probe_arms = [("encoder-only,\nboth sides", "both"), ("encoder-only,\nleft side only", "left"),
-              ("encoder-only,\nleft side + blanks", "left_masked"), ("decoder-only twin,\nleft side only", "twin")]
+probe_arms = [("encoder-only,\nboth sides", "both"), ("encoder-only,\nleft side only", "blanks"),
+              ("encoder-only,\nleft side, 3 blanks", "three"), ("decoder-only twin,\nleft side only", "twin")]
 fig, ax = plt.subplots(figsize=(7, 3.2))
 for i, (_, arm) in enumerate(probe_arms):
     who = "decoder-only twin" if arm == "twin" else "encoder-only model"
@@ -462,19 +464,17 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Read from both sides, the encoder-only model recovers 41%<!-- result: mlm_acc --> of the hidden words. Read
-# from the left side only, as writing must, it recovers at most 33%<!-- result: mlm_acc_left_masked -->, less
-# than the decoder-only twin's 35%<!-- result: gpt_word_acc -->.**
+# **Read from both sides, the encoder-only model recovers 41%<!-- result: mlm_acc --> of the hidden words; from the
+# left side only, as writing must, 33%<!-- result: mlm_acc_left_masked -->, less than the decoder-only twin's
+# 35%<!-- result: gpt_word_acc -->.**
 #
 # - Both sides cannot be perfect: in "the ___ chases the mouse" any of a dozen animals fits.
-# - With `<mask>` last, the left side alone scores only about a quarter. That form is unfair to the model: in
-#   training, a `<mask>` with nothing after it was always a sentence's last word, so it now answers with
-#   sentence-ending words far too often (62%<!-- result: left_guess_final_pct --> of its guesses; 36%<!--
-#   result: twin_guess_final_pct --> of the twin's). Blanks after the gap remove that quirk: 33%<!-- result: mlm_acc_left_masked -->. Three blanks,
-#   whatever the sentence's length, do almost as well, so the blanks do not work by giving the length away.
-# - The two learned from similar amounts: the twin has a target at every word, the encoder-only model at about
-#   one in seven, so the twin's 200<!-- result: twin_steps --> steps (chosen to keep the run short) give it more targets than the other's
-#   1000<!-- result: word_steps -->.
+# - The blanks tell the model how long the sentence is, which a writer cannot know. Three blanks, whatever the
+#   length, do almost as well (32%<!-- result: mlm_acc_fixed_blanks -->), so the length is not what helps.
+# - The twin trained for a fifth of the steps (200<!-- result: twin_steps --> against
+#   1000<!-- result: word_steps -->, to keep the run short), but it has a target at every word and the
+#   encoder-only model at about one word in seven, so the twin learned from more targets in all. Its lead mixes
+#   the mask with that richer training signal.
 #
 # Asking an encoder-only model to write is like asking someone who has only ever done cloze tests with the
 # whole page in view to continue a story with the rest of the page covered. That is why BERT-style models are
@@ -500,24 +500,22 @@ twin_words = results.record("twin_words", scored["twin"][0])
 print(f"scored words in all (the loss's targets): encoder-only {scored_runs}; "
       f"twin {twin_words:,} (every word of its sentences, every seed)")
 assert len(set(scored["twin"])) == 1 and min(scored["twin"]) > max(scored["encoder-only"])
-# A fifth input: the left side and then always three blanks, whatever the sentence's length. If it does about as
+# The three-blank input (left side, then always three blanks, whatever the sentence's length): if it does about as
 # well as the true number of blanks, what the blanks give back is not the length but a gap that is not last.
-left_fixed = [[*s[:p], *[MASK_ID] * 3] for s, p in zip(test_sentences, positions, strict=True)]
-acc["fixed"] = [recovered(predict_gaps(encoder_only, left_fixed, positions)) for encoder_only, _ in pairs.values()]
 for k, seed in enumerate(SEEDS):
-    print(f"seed {seed} (%): both sides {acc['both'][k]:.2f}, left side only {acc['left'][k]:.2f}, left side + "
-          f"blanks {acc['left_masked'][k]:.2f}, left side + 3 blanks {acc['fixed'][k]:.2f}, twin "
+    print(f"seed {seed} (%): both sides {acc['both'][k]:.2f}, left side only {acc['cut'][k]:.2f}, left side + "
+          f"blanks {acc['blanks'][k]:.2f}, left side + 3 blanks {acc['three'][k]:.2f}, twin "
           f"{acc['twin'][k]:.2f}")
-print(f"left side + 3 blanks: {results.record_runs('mlm_acc_fixed_blanks', acc['fixed'])}")
-right_gain = [b - e for b, e in zip(acc["both"], acc["left"], strict=True)]
+print(f"left side + 3 blanks: {results.record_runs('mlm_acc_fixed_blanks', acc['three'])}")  # the table's row
+right_gain = [b - e for b, e in zip(acc["both"], acc["cut"], strict=True)]
 print(f"both sides minus left side only: {results.record_runs('mlm_right_gain', right_gain)}")
-length_gain = [m - e for m, e in zip(acc["left_masked"], acc["left"], strict=True)]
+length_gain = [m - e for m, e in zip(acc["blanks"], acc["cut"], strict=True)]
 print(f"left side + blanks minus left side only: {results.record_runs('mlm_length_gain', length_gain)}")
-words_gain = [b - m for b, m in zip(acc["both"], acc["left_masked"], strict=True)]
+words_gain = [b - m for b, m in zip(acc["both"], acc["blanks"], strict=True)]
 print(f"both sides minus left side + blanks: {results.record_runs('mlm_words_gain', words_gain)}")
 length_share = [g / r for g, r in zip(length_gain, right_gain, strict=True)]
 print(f"share of the drop the blanks give back: {results.record_runs('mlm_length_share', length_share)}")
-true_vs_fixed = [m - f for f, m in zip(acc["fixed"], acc["left_masked"], strict=True)]
+true_vs_fixed = [m - f for f, m in zip(acc["three"], acc["blanks"], strict=True)]
 print(f"the true number of blanks minus 3 blanks (points): {results.record_runs('true_minus_fixed', true_vs_fixed)}")
 twin_below = [b - t for b, t in zip(acc["both"], acc["twin"], strict=True)]
 print(f"both sides minus the twin: {results.record_runs('twin_below_both', twin_below)}")
@@ -528,8 +526,8 @@ print(f"the left side + blanks input: a run of {statistics.mean(runs):.1f} <mask
 # rest stays lost; the twin beats every left-side form and stays below both sides
 assert min(length_share) > 0 and min(words_gain) > 0, (length_share, words_gain)
 assert max(true_vs_fixed) < 0.5 * min(length_gain)
-assert all(b > t > max(e, m, f) for b, t, e, m, f in zip(acc["both"], acc["twin"], acc["left"], acc["left_masked"],
-                                                          acc["fixed"], strict=True)), acc
+assert all(b > t > max(e, m, f) for b, t, e, m, f in zip(acc["both"], acc["twin"], acc["cut"], acc["blanks"],
+                                                          acc["three"], strict=True)), acc
 # the probe's quirk: with the left side alone, does the model guess words that end sentences?
 final_types = results.record("final_types", len(final_words))
 word_types = results.record("word_types", V_WORDS - 5)
@@ -537,20 +535,20 @@ never_final = results.record("never_final_pct", 100 * sum(int(a) not in final_wo
 print(f"{final_types} of the {word_types} word types end a training sentence; "
       f"{never_final:.1f}% of the gaps' answers never do")
 final_share = {arm: [100 * sum(int(g) in final_words for g in per_seed) / len(answers) for per_seed in guesses[arm]]
-               for arm in ("twin", "left", "left_masked")}
+               for arm in ("twin", "cut", "blanks")}
 final_answers = results.record("final_answer_pct", 100 - never_final)
 print(f"guesses that are words ending a training sentence, % per seed: left side only "
-      f"{results.record_runs('left_guess_final_pct', final_share['left'])}; the twin, same left side "
+      f"{results.record_runs('left_guess_final_pct', final_share['cut'])}; the twin, same left side "
       f"{results.record_runs('twin_guess_final_pct', final_share['twin'])}; left side + blanks "
-      f"{results.record_runs('masked_guess_final_pct', final_share['left_masked'])}; of the right answers: "
+      f"{results.record_runs('masked_guess_final_pct', final_share['blanks'])}; of the right answers: "
       f"{final_answers:.1f}%")
 # The quirk, against the twin reading the same left side: more sentence-ending words from the encoder-only model's
 # left side alone, every seed, and fewer again once blanks follow the gap
 assert all(e > t and e > m for t, e, m in zip(*final_share.values(), strict=True)), final_share
-below_baseline = sum(e < 100 * baseline_acc for e in acc["left"])
+below_baseline = sum(e < 100 * baseline_acc for e in acc["cut"])
 print(f"left side only: below always answering '{mlm_vocab.itos[most_frequent]}' for "
       f"{results.record('left_below_baseline_seeds', below_baseline)} of {len(SEEDS)} seeds")
-twin_ahead_masked = sum(t > m for t, m in zip(acc["twin"], acc["left_masked"], strict=True))
+twin_ahead_masked = sum(t > m for t, m in zip(acc["twin"], acc["blanks"], strict=True))
 print(f"the twin beats the encoder-only model with the left side + blanks for "
       f"{results.record('twin_ahead_masked_seeds', twin_ahead_masked)} of {len(SEEDS)} seeds")
 
@@ -584,28 +582,28 @@ print(f"the twin beats the encoder-only model with the left side + blanks for "
 # | input | recovered |
 # |---|---|
 # | encoder-only, both sides | 40.80<!-- result: mlm_acc.min -->–42.00%<!-- result: mlm_acc.max --> |
-# | encoder-only, left side only | 19.60<!-- result: mlm_acc_left.min -->–29.25%<!-- result: mlm_acc_left.max --> |
-# | encoder-only, left side + blanks | 32.15<!-- result: mlm_acc_left_masked.min -->–33.70%<!-- result: mlm_acc_left_masked.max --> |
-# | encoder-only, left side + 3 blanks | 30.90<!-- result: mlm_acc_fixed_blanks.min -->–32.70%<!-- result: mlm_acc_fixed_blanks.max --> |
+# | encoder-only, left side only (blanks to the end) | 32.15<!-- result: mlm_acc_left_masked.min -->–33.70%<!-- result: mlm_acc_left_masked.max --> |
+# | the same, 3 blanks whatever the length | 30.90<!-- result: mlm_acc_fixed_blanks.min -->–32.70%<!-- result: mlm_acc_fixed_blanks.max --> |
+# | the same, cut after the gap (unfair) | 19.60<!-- result: mlm_acc_left.min -->–29.25%<!-- result: mlm_acc_left.max --> |
 # | decoder-only twin, left side only | 34.95<!-- result: gpt_word_acc.min -->–35.75%<!-- result: gpt_word_acc.max --> |
 #
-# At every seed the twin is ahead of every left-side form and behind both sides; the code checks it. The left
-# side alone was below always answering "the" for 1<!-- result: left_below_baseline_seeds --> of the 3 seeds.
+# At every seed the twin is ahead of every left-side form and behind both sides; the code checks it.
 #
-# **The quirk.** In training, a `<mask>` with nothing after it was always a sentence's last word. With the left
-# side alone, 62.10<!-- result: left_guess_final_pct.min -->–62.50%<!-- result: left_guess_final_pct.max --> of
+# **The cut form.** In training, a `<mask>` with nothing after it was always a sentence's last word. Cut right
+# after the gap, 62.10<!-- result: left_guess_final_pct.min -->–62.50%<!-- result: left_guess_final_pct.max --> of
 # the encoder-only model's guesses are words that end some training sentence; of the twin's, reading the same
 # words, 36.25<!-- result: twin_guess_final_pct.min -->–36.35%<!-- result: twin_guess_final_pct.max -->; with the
 # blanks, 30.10<!-- result: masked_guess_final_pct.min -->–39.65%<!-- result: masked_guess_final_pct.max -->.
 # (61<!-- result: final_types --> of the 122<!-- result: word_types --> word types ever end a sentence, and
-# 38.6<!-- result: final_answer_pct -->% of the gaps' answers are such words.)
+# 38.6<!-- result: final_answer_pct -->% of the gaps' answers are such words.) The cut form scored below always
+# answering "the" for 1<!-- result: left_below_baseline_seeds --> of the 3 seeds. The blanks give back
+# 3.60<!-- result: mlm_length_gain.min -->–12.55<!-- result: mlm_length_gain.max --> points of its fall, a share
+# of 0.28<!-- result: mlm_length_share.min -->–0.59<!-- result: mlm_length_share.max -->.
 #
-# **What the blanks give back.** 3.60<!-- result: mlm_length_gain.min -->–12.55<!-- result: mlm_length_gain.max -->
-# points, a share of 0.28<!-- result: mlm_length_share.min -->–0.59<!-- result: mlm_length_share.max --> of the
-# fall. Blanks up to the sentence's end could help in two ways: the gap is no longer last, and their number
-# tells the model the sentence's length. A fixed three blanks, whatever the length, score only
-# 0.45<!-- result: true_minus_fixed.min -->–1.25<!-- result: true_minus_fixed.max --> points less, so little of
-# the repair is the length.
+# **The length.** Blanks up to the sentence's end tell the model its length. Three blanks, whatever the length,
+# score only 0.45<!-- result: true_minus_fixed.min -->–1.25<!-- result: true_minus_fixed.max --> points less
+# than the true number (the code checks that this is under half of what the blanks give back), so little of
+# what the blanks do is the length.
 #
 # **What stays lost.** With the blanks the encoder-only model stays
 # 7.75<!-- result: mlm_words_gain.min -->–9.15<!-- result: mlm_words_gain.max --> points below both sides. That is
@@ -729,7 +727,8 @@ for arm, now in again.items():
 # %% [markdown]
 # The finding first: **pre-training made no difference we can separate from noise.** The table gives both
 # arms' accuracies; the figure shows the *gain* of each run: the pre-trained encoder's accuracy minus that of
-# the model from scratch started from the weights that encoder had before its pre-training. Each gain carries
+# the same model with the same starting weights but no pre-training. A gain is measured in percentage *points*, the
+# difference of two accuracies given in %. Each gain carries
 # an error bar of two *standard errors* either side. A standard error is the typical size of a gain that
 # comes from the luck of which 400 test sentences were drawn rather than from the models (the block below says
 # how it is computed); a bar that crosses zero shows a gain that this luck alone could give.
@@ -786,8 +785,9 @@ plt.show()
 # With a fifth of the labels (693<!-- result: labelled_20 --> sentences) the pre-trained encoder scored a little
 # higher in all three runs (30.2%<!-- result: pre_20 --> against 27.2%<!-- result: scratch_20 --> on average);
 # with all the labels, a little lower in all three; with a twentieth, where ULMFiT's gain was largest, the sign
-# changes from run to run. No run's gain clears two standard errors, and the runs differ from each other about
-# as much as that, so even the average gain with a fifth of the labels is a hint at most (the block tests it).
+# changes from run to run. No run's gain clears two standard errors, and the three runs' gains differ from each
+# other by about as much, so even the average gain with a fifth of the labels is a hint at most (the block
+# tests it).
 # No surprise: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019,
 # §3.1), these encoders on a few thousand sentences. Every score is far above always answering the most
 # frequent topic (8.3%<!-- result: majority_topic -->) and far below perfect.
@@ -868,7 +868,8 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # **The average.** With a fifth of the labels the three runs' average gain is
 # 2.01<!-- result: gain_20_mean_z --> standard errors of the test draw from zero (the same paired computation,
 # on each sentence's d averaged over the runs). But the runs also differ from each other: a t-test over the three
-# gains, which counts that spread, gives p = 0.15<!-- result: seeds_p_20 --> with a fifth of the labels and
+# gains (it asks whether their average is far from zero given how much they scatter; p is the chance of an
+# average at least that far from zero if pre-training did nothing) gives p = 0.15<!-- result: seeds_p_20 --> with a fifth of the labels and
 # 0.20<!-- result: seeds_p_100 --> with all of them (the smallest over the three shares is
 # 0.15<!-- result: seeds_p_min -->; the code checks that none is below 0.05). Hence "a hint at most".
 #
@@ -1080,7 +1081,7 @@ for name, colour in (("Transformer", "tab:blue"), ("LSTM", "tab:orange")):
         ax.plot(range(1, len(smooth) + 1), smooth, color=colour, alpha=0.7, label=label)
 ax.axhline(bigram, color="black", linestyle=":", label="bigram model (validation)")
 ax.set(xlabel="training step", ylabel="training loss (nats per character)", ylim=(1.5, 5.2),
-       title=f"Training loss by step, {len(SEEDS)} seeds each (the LSTM's steps set by a timing)")
+       title=f"Training loss by step, {len(SEEDS)} seeds each (both trained for the same time)")
 ax.legend(fontsize=8)
 plt.show()
 
@@ -1105,16 +1106,16 @@ for label, runs in lm_record.items():
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Three seeds per model. The Transformer, after 200<!-- result: lm_tf_steps --> steps
-# (3.5<!-- result: lm_tf_seconds.min -->–3.8<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
+# (3.4<!-- result: lm_tf_seconds.min -->–3.4<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
 # 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> nats per character,
 # 0.040<!-- result: gpt_gain.min -->–0.069<!-- result: gpt_gain.max --> below the bigram model. The LSTM reaches
-# 1.867<!-- result: lstm_nats.min -->–1.889<!-- result: lstm_nats.max -->, below the Transformer of the same seed
-# by 0.455<!-- result: lstm_lead.min -->–0.477<!-- result: lstm_lead.max --> nats. The code checks both orders
+# 1.876<!-- result: lstm_nats.min -->–1.907<!-- result: lstm_nats.max -->, below the Transformer of the same seed
+# by 0.439<!-- result: lstm_lead.min -->–0.463<!-- result: lstm_lead.max --> nats. The code checks both orders
 # at every seed.
 #
-# **Equal time.** By the median of the timing rounds an LSTM step costs 1.16<!-- result: lm_lstm_step_cost -->
-# Transformer steps; the runs' own times give 1.13<!-- result: lstm_step_cost.min -->–1.35<!-- result:
-# lstm_step_cost.max -->, so the LSTM trained for 98<!-- result: lstm_time_share.min -->–117%<!-- result:
+# **Equal time.** By the median of the timing rounds an LSTM step costs 1.19<!-- result: lm_lstm_step_cost -->
+# Transformer steps; the runs' own times give 1.16<!-- result: lstm_step_cost.min -->–1.19<!-- result:
+# lstm_step_cost.max -->, so the LSTM trained for 98<!-- result: lstm_time_share.min -->–100%<!-- result:
 # lstm_time_share.max --> of the Transformer's time with the same seed (timings move with the machine's load,
 # so these figures move a little from run to run). That imbalance does not explain the lead: halfway through its
 # run the LSTM's training loss is already below the Transformer's at the end, and over the whole second half
@@ -1187,8 +1188,8 @@ _ = results.record("ed_bleu", ed_bleu)
 # %% tags=["nbval-ignore-output"]
 rows = [
     ("encoder-only", "nothing (bidirectional)", "masked tokens (cloze)",
-     f"hidden words: {acc_both:.0%} from both sides, {statistics.mean(acc['left_masked']) / 100:.0%} from the left "
-     f"side + blanks (decoder-only twin: {acc_gpt:.0%}); {WORD_STEPS} / {TWIN_STEPS} steps", "understanding"),
+     f"hidden words: {acc_both:.0%} from both sides, {statistics.mean(acc['blanks']) / 100:.0%} from the left "
+     f"side only (decoder-only twin: {acc_gpt:.0%}); {WORD_STEPS} / {TWIN_STEPS} steps", "understanding"),
     ("decoder-only", "the future (causal)", "next token",
      f"{gpt_nats:.2f} nats/char (bigram {bigram:.2f}, LSTM {lstm_nats:.2f})", "generation"),
     ("encoder-decoder", "decoder future; source fully visible", "translation (chapter 10)",

@@ -1348,9 +1348,9 @@ print(f"2017 block at the 2024 block's step count: "
 
 # %% [markdown]
 # At first the 2017-style block leads; the 2024 block pulls ahead within the first half and stays ahead. The
-# 2017-style block then slows near the bigram level of chapter 12, while the 2024 block keeps falling. This is
-# one small size, one short training time and one text: a race of two packages of changes, not a measurement
-# of which change helps.
+# 2017-style block then slows near the bigram level of chapter 12, while the 2024 block keeps falling: the race
+# shows how fast each block gets going, at one small size on one text. It compares packages of changes,
+# not one change at a time.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured: the numbers of the race</summary>
