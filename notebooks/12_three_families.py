@@ -294,10 +294,9 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 #
 # - **both sides** (what BERT is trained for): the whole sentence, the hidden word replaced by `<mask>`;
 # - **left side only** (what writing needs): the words before the gap, then `<mask>` for the gap *and* for
-#   every word after it, so the right-hand words are withheld but the input still looks like training.
-#   Cutting the sentence right after the gap would be unfair: in training, a `<mask>` with nothing after it
-#   was always a sentence's last word, so the model answers with sentence-ending words (the example below
-#   shows one; the block measures it).
+#   every word after it, so the right-hand words are withheld and the gap is not last. Cutting the sentence
+#   right after the gap would be unfair: in training, a `<mask>` with nothing after it was always a sentence's
+#   last word, so the model answers with sentence-ending words (the example below shows one).
 #
 # Two references: a decoder-only **twin**, the same blocks trained the other way, which predicts each word from
 # the words on its left, as it was trained to (its input starts with `<bos>`, the beginning-of-sentence token);
@@ -364,7 +363,7 @@ print(f"twin: {gpt_history.steps} steps in {gpt_history.train_time_s:.0f} s; los
 assert twin_final < 0.7 * gpt_history.losses[0]
 
 # %% [markdown]
-# The folded cell repeats this for two more seeds and fills every gap.
+# The folded cell trains both models from two more seeds and scores every model on every gap.
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 scored = {"encoder-only": [mlm_history.tokens], "twin": [gpt_history.tokens]}  # words with a loss, per seed
@@ -394,18 +393,18 @@ def recovered(guess: torch.Tensor) -> float:
 acc = {arm: [recovered(g) for g in per_seed] for arm, per_seed in guesses.items()}
 print(f"hidden words recovered, % of the {len(answers):,} test gaps (mean of {len(SEEDS)} seeds):")
 for label, arm, key in (("encoder-only, both sides", "both", "mlm_acc"),
-                        ("encoder-only, left side only", "blanks", "mlm_acc_left_masked"),
+                        ("encoder-only, left side only", "blanks", "mlm_acc_left_only"),
                         ("  the same, 3 blanks whatever the length", "three", "mlm_acc_fixed_blanks"),
-                        ("  the same, cut after the gap (unfair)", "cut", "mlm_acc_left"),
+                        ("  the same, cut after the gap (unfair)", "cut", "mlm_acc_cut"),
                         ("decoder-only twin, left side only", "twin", "gpt_word_acc")):
     results.record_runs(key, acc[arm])
     print(f"  {label:<42} {statistics.mean(acc[arm]):5.1f}")
 print(f"  {'always answering ' + repr(mlm_vocab.itos[most_frequent]):<42} {100 * baseline_acc:5.1f}")
-assert all(b > 100 * baseline_acc + 3 and b > left + 2 for b, left in zip(acc["both"], acc["cut"], strict=True))
+assert all(b > 100 * baseline_acc + 3 and b > cut + 2 for b, cut in zip(acc["both"], acc["cut"], strict=True))
 acc_both, acc_left, acc_gpt = (sum(v) / len(v) / 100 for v in (acc["both"], acc["blanks"], acc["twin"]))  # means
 
 # %% [markdown]
-# One test sentence, read all four ways by the first pair of models, picked to show the pattern (the folded
+# One test sentence, read four ways by the models of the first seed, picked to show the pattern (the folded
 # code says how); the chart after it counts every gap.
 
 # %% tags=["hide-input", "nbval-ignore-output"]
@@ -447,8 +446,9 @@ for label, arm, inputs in forms:
 # %% tags=["hide-input"]
 # The probe at a glance: one bar per way of reading the gap (the mean of the seeds), one dot per seed
 probe_arms = [("encoder-only,\nboth sides", "both"), ("encoder-only,\nleft side only", "blanks"),
-              ("encoder-only,\nleft side, 3 blanks", "three"), ("decoder-only twin,\nleft side only", "twin")]
-fig, ax = plt.subplots(figsize=(7, 3.2))
+              ("the same,\n3 blanks", "three"), ("the same, cut\n(unfair)", "cut"),
+              ("decoder-only twin,\nleft side only", "twin")]
+fig, ax = plt.subplots(figsize=(8, 3.2))
 for i, (_, arm) in enumerate(probe_arms):
     who = "decoder-only twin" if arm == "twin" else "encoder-only model"
     ax.bar(i, statistics.mean(acc[arm]), color="tab:grey" if arm == "twin" else "tab:blue", alpha=0.7,
@@ -464,21 +464,24 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **Read from both sides, the encoder-only model recovers 41%<!-- result: mlm_acc --> of the hidden words; from the
-# left side only, as writing must, 33%<!-- result: mlm_acc_left_masked -->, less than the decoder-only twin's
-# 35%<!-- result: gpt_word_acc -->.**
+# **The encoder-only model leans on the words after the gap: from both sides it recovers
+# 41%<!-- result: mlm_acc --> of the hidden words, from the left side only 33%<!-- result: mlm_acc_left_only -->.**
+# The decoder-only twin, trained to read left to right, recovers 35%<!-- result: gpt_word_acc --> from the same
+# left side.
 #
 # - Both sides cannot be perfect: in "the ___ chases the mouse" any of a dozen animals fits.
-# - The blanks tell the model how long the sentence is, which a writer cannot know. Three blanks, whatever the
-#   length, do almost as well (32%<!-- result: mlm_acc_fixed_blanks -->), so the length is not what helps.
-# - The twin trained for a fifth of the steps (200<!-- result: twin_steps --> against
-#   1000<!-- result: word_steps -->, to keep the run short), but it has a target at every word and the
-#   encoder-only model at about one word in seven, so the twin learned from more targets in all. Its lead mixes
-#   the mask with that richer training signal.
+# - The blanks tell the model the sentence's length, which a writer cannot know, but three blanks, whatever the
+#   length, score almost the same (32%<!-- result: mlm_acc_fixed_blanks -->): the exact length adds only about a
+#   point. Cutting the sentence right after the gap scores about what always answering "the" does
+#   (26.6%<!-- result: mlm_baseline -->).
+# - The twin's small lead is not all the mask's doing. The twin has a target at every word, the encoder-only
+#   model at about one in seven, so its 200<!-- result: twin_steps --> steps (against
+#   1000<!-- result: word_steps -->, to keep the run short) taught it more; and the encoder-only model's input,
+#   a run of about 8<!-- result: blank_run_mean --> `<mask>` tokens, is one training never showed.
 #
 # Asking an encoder-only model to write is like asking someone who has only ever done cloze tests with the
-# whole page in view to continue a story with the rest of the page covered. That is why BERT-style models are
-# used to understand text (classify it, tag it, embed it) and GPT-style models to write it.
+# whole page in view to continue a story with the rest of the page covered. So BERT-style models are used to
+# understand text (classify it, tag it, embed it) and GPT-style models to write it.
 
 # %% tags=["hide-cell", "nbval-ignore-output"] jupyter={"outputs_hidden": true, "source_hidden": true}
 # The run record behind the block below: what each model saw, per-seed scores, and the quirk's numbers
@@ -500,35 +503,35 @@ twin_words = results.record("twin_words", scored["twin"][0])
 print(f"scored words in all (the loss's targets): encoder-only {scored_runs}; "
       f"twin {twin_words:,} (every word of its sentences, every seed)")
 assert len(set(scored["twin"])) == 1 and min(scored["twin"]) > max(scored["encoder-only"])
-# The three-blank input (left side, then always three blanks, whatever the sentence's length): if it does about as
-# well as the true number of blanks, what the blanks give back is not the length but a gap that is not last.
+# Names: "left side only" = the blanks to the end of the sentence; "3 blanks" = always three, whatever the length
+# (if it does about as well, what the blanks give back is not the length); "cut" = nothing after the gap (unfair)
 for k, seed in enumerate(SEEDS):
-    print(f"seed {seed} (%): both sides {acc['both'][k]:.2f}, left side only {acc['cut'][k]:.2f}, left side + "
-          f"blanks {acc['blanks'][k]:.2f}, left side + 3 blanks {acc['three'][k]:.2f}, twin "
-          f"{acc['twin'][k]:.2f}")
-print(f"left side + 3 blanks: {results.record_runs('mlm_acc_fixed_blanks', acc['three'])}")  # the table's row
-right_gain = [b - e for b, e in zip(acc["both"], acc["cut"], strict=True)]
-print(f"both sides minus left side only: {results.record_runs('mlm_right_gain', right_gain)}")
-length_gain = [m - e for m, e in zip(acc["blanks"], acc["cut"], strict=True)]
-print(f"left side + blanks minus left side only: {results.record_runs('mlm_length_gain', length_gain)}")
+    print(f"seed {seed} (%): both sides {acc['both'][k]:.2f}, left side only {acc['blanks'][k]:.2f}, 3 blanks "
+          f"{acc['three'][k]:.2f}, cut after the gap {acc['cut'][k]:.2f}, twin {acc['twin'][k]:.2f}")
+print(f"3 blanks: {results.record_runs('mlm_acc_fixed_blanks', acc['three'])}")  # the table's row
+cut_drop = [b - c for b, c in zip(acc["both"], acc["cut"], strict=True)]
+print(f"both sides minus cut after the gap: {results.record_runs('mlm_right_gain', cut_drop)}")
+blanks_gain = [m - c for m, c in zip(acc["blanks"], acc["cut"], strict=True)]
+print(f"left side only minus cut after the gap: {results.record_runs('mlm_blanks_gain', blanks_gain)}")
 words_gain = [b - m for b, m in zip(acc["both"], acc["blanks"], strict=True)]
-print(f"both sides minus left side + blanks: {results.record_runs('mlm_words_gain', words_gain)}")
-length_share = [g / r for g, r in zip(length_gain, right_gain, strict=True)]
-print(f"share of the drop the blanks give back: {results.record_runs('mlm_length_share', length_share)}")
+print(f"both sides minus left side only: {results.record_runs('mlm_words_gain', words_gain)}")
+blanks_share = [g / r for g, r in zip(blanks_gain, cut_drop, strict=True)]
+print(f"share of the cut form's drop the blanks give back: {results.record_runs('mlm_blanks_share', blanks_share)}")
 true_vs_fixed = [m - f for f, m in zip(acc["three"], acc["blanks"], strict=True)]
 print(f"the true number of blanks minus 3 blanks (points): {results.record_runs('true_minus_fixed', true_vs_fixed)}")
 twin_below = [b - t for b, t in zip(acc["both"], acc["twin"], strict=True)]
 print(f"both sides minus the twin: {results.record_runs('twin_below_both', twin_below)}")
 runs = [len(s) - p for s, p in zip(test_sentences, positions, strict=True)]  # the blanks' run: gap and after
-print(f"the left side + blanks input: a run of {statistics.mean(runs):.1f} <mask> tokens on average, "
+blank_run = results.record("blank_run_mean", statistics.mean(runs))
+print(f"the left-side-only input: a run of {blank_run:.1f} <mask> tokens on average, "
       f"{100 * sum(r >= 7 for r in runs) / len(runs):.0f}% of the gaps with 7 or more, up to {max(runs)}")
-# What the text says, every seed: the blanks give some of the fall back, and little of that is the length; the
-# rest stays lost; the twin beats every left-side form and stays below both sides
-assert min(length_share) > 0 and min(words_gain) > 0, (length_share, words_gain)
-assert max(true_vs_fixed) < 0.5 * min(length_gain)
-assert all(b > t > max(e, m, f) for b, t, e, m, f in zip(acc["both"], acc["twin"], acc["cut"], acc["blanks"],
+# What the text says, every seed: the blanks give some of the cut form's fall back, and little of that is the
+# length; the rest stays lost; the twin beats every left-side form and stays below both sides
+assert min(blanks_share) > 0 and min(words_gain) > 0, (blanks_share, words_gain)
+assert max(true_vs_fixed) < 0.5 * min(blanks_gain)
+assert all(b > t > max(c, m, f) for b, t, c, m, f in zip(acc["both"], acc["twin"], acc["cut"], acc["blanks"],
                                                           acc["three"], strict=True)), acc
-# the probe's quirk: with the left side alone, does the model guess words that end sentences?
+# the cut form's quirk: with nothing after the gap, does the model guess words that end sentences?
 final_types = results.record("final_types", len(final_words))
 word_types = results.record("word_types", V_WORDS - 5)
 never_final = results.record("never_final_pct", 100 * sum(int(a) not in final_words for a in answers) / len(answers))
@@ -537,19 +540,19 @@ print(f"{final_types} of the {word_types} word types end a training sentence; "
 final_share = {arm: [100 * sum(int(g) in final_words for g in per_seed) / len(answers) for per_seed in guesses[arm]]
                for arm in ("twin", "cut", "blanks")}
 final_answers = results.record("final_answer_pct", 100 - never_final)
-print(f"guesses that are words ending a training sentence, % per seed: left side only "
-      f"{results.record_runs('left_guess_final_pct', final_share['cut'])}; the twin, same left side "
-      f"{results.record_runs('twin_guess_final_pct', final_share['twin'])}; left side + blanks "
-      f"{results.record_runs('masked_guess_final_pct', final_share['blanks'])}; of the right answers: "
+print(f"guesses that are words ending a training sentence, % per seed: cut after the gap "
+      f"{results.record_runs('cut_guess_final_pct', final_share['cut'])}; the twin, same left side "
+      f"{results.record_runs('twin_guess_final_pct', final_share['twin'])}; left side only "
+      f"{results.record_runs('blanks_guess_final_pct', final_share['blanks'])}; of the right answers: "
       f"{final_answers:.1f}%")
-# The quirk, against the twin reading the same left side: more sentence-ending words from the encoder-only model's
-# left side alone, every seed, and fewer again once blanks follow the gap
-assert all(e > t and e > m for t, e, m in zip(*final_share.values(), strict=True)), final_share
-below_baseline = sum(e < 100 * baseline_acc for e in acc["cut"])
-print(f"left side only: below always answering '{mlm_vocab.itos[most_frequent]}' for "
-      f"{results.record('left_below_baseline_seeds', below_baseline)} of {len(SEEDS)} seeds")
+# The quirk, against the twin reading the same left side: more sentence-ending words from the cut form, every
+# seed, and fewer again once blanks follow the gap
+assert all(c > t and c > m for t, c, m in zip(*final_share.values(), strict=True)), final_share
+below_baseline = sum(c < 100 * baseline_acc for c in acc["cut"])
+print(f"cut after the gap: below always answering '{mlm_vocab.itos[most_frequent]}' for "
+      f"{results.record('cut_below_baseline_seeds', below_baseline)} of {len(SEEDS)} seeds")
 twin_ahead_masked = sum(t > m for t, m in zip(acc["twin"], acc["blanks"], strict=True))
-print(f"the twin beats the encoder-only model with the left side + blanks for "
+print(f"the twin beats the encoder-only model with the left side only for "
       f"{results.record('twin_ahead_masked_seeds', twin_ahead_masked)} of {len(SEEDS)} seeds")
 
 # %% [markdown]
@@ -582,23 +585,23 @@ print(f"the twin beats the encoder-only model with the left side + blanks for "
 # | input | recovered |
 # |---|---|
 # | encoder-only, both sides | 40.80<!-- result: mlm_acc.min -->–42.00%<!-- result: mlm_acc.max --> |
-# | encoder-only, left side only (blanks to the end) | 32.15<!-- result: mlm_acc_left_masked.min -->–33.70%<!-- result: mlm_acc_left_masked.max --> |
+# | encoder-only, left side only (blanks to the end) | 32.15<!-- result: mlm_acc_left_only.min -->–33.70%<!-- result: mlm_acc_left_only.max --> |
 # | the same, 3 blanks whatever the length | 30.90<!-- result: mlm_acc_fixed_blanks.min -->–32.70%<!-- result: mlm_acc_fixed_blanks.max --> |
-# | the same, cut after the gap (unfair) | 19.60<!-- result: mlm_acc_left.min -->–29.25%<!-- result: mlm_acc_left.max --> |
+# | the same, cut after the gap (unfair) | 19.60<!-- result: mlm_acc_cut.min -->–29.25%<!-- result: mlm_acc_cut.max --> |
 # | decoder-only twin, left side only | 34.95<!-- result: gpt_word_acc.min -->–35.75%<!-- result: gpt_word_acc.max --> |
 #
 # At every seed the twin is ahead of every left-side form and behind both sides; the code checks it.
 #
 # **The cut form.** In training, a `<mask>` with nothing after it was always a sentence's last word. Cut right
-# after the gap, 62.10<!-- result: left_guess_final_pct.min -->–62.50%<!-- result: left_guess_final_pct.max --> of
+# after the gap, 62.10<!-- result: cut_guess_final_pct.min -->–62.50%<!-- result: cut_guess_final_pct.max --> of
 # the encoder-only model's guesses are words that end some training sentence; of the twin's, reading the same
 # words, 36.25<!-- result: twin_guess_final_pct.min -->–36.35%<!-- result: twin_guess_final_pct.max -->; with the
-# blanks, 30.10<!-- result: masked_guess_final_pct.min -->–39.65%<!-- result: masked_guess_final_pct.max -->.
+# blanks, 30.10<!-- result: blanks_guess_final_pct.min -->–39.65%<!-- result: blanks_guess_final_pct.max -->.
 # (61<!-- result: final_types --> of the 122<!-- result: word_types --> word types ever end a sentence, and
 # 38.6<!-- result: final_answer_pct -->% of the gaps' answers are such words.) The cut form scored below always
-# answering "the" for 1<!-- result: left_below_baseline_seeds --> of the 3 seeds. The blanks give back
-# 3.60<!-- result: mlm_length_gain.min -->–12.55<!-- result: mlm_length_gain.max --> points of its fall, a share
-# of 0.28<!-- result: mlm_length_share.min -->–0.59<!-- result: mlm_length_share.max -->.
+# answering "the" for 1<!-- result: cut_below_baseline_seeds --> of the 3 seeds. The blanks give back
+# 3.60<!-- result: mlm_blanks_gain.min -->–12.55<!-- result: mlm_blanks_gain.max --> points of its fall, a share
+# of 0.28<!-- result: mlm_blanks_share.min -->–0.59<!-- result: mlm_blanks_share.max -->.
 #
 # **The length.** Blanks up to the sentence's end tell the model its length. Three blanks, whatever the length,
 # score only 0.45<!-- result: true_minus_fixed.min -->–1.25<!-- result: true_minus_fixed.max --> points less
@@ -607,8 +610,8 @@ print(f"the twin beats the encoder-only model with the left side + blanks for "
 #
 # **What stays lost.** With the blanks the encoder-only model stays
 # 7.75<!-- result: mlm_words_gain.min -->–9.15<!-- result: mlm_words_gain.max --> points below both sides. That is
-# roughly an upper bound on what the right-hand words are worth (the blanks also give the length away, worth
-# the point or so measured above): the run of blanks averages 8 tokens, and runs that long
+# roughly an upper bound on what the right-hand words are worth: the run of blanks averages
+# 8<!-- result: blank_run_mean --> tokens, and runs that long
 # practically never occur in training, where each position becomes `<mask>` with probability 0.15 × 0.8 = 0.12. The twin
 # stays 5.05<!-- result: twin_below_both.min -->–7.05<!-- result: twin_below_both.max --> points below both sides,
 # with a fifth of the steps. These comparisons hold at this budget; longer training was not tried.
@@ -693,7 +696,7 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
 
 # %% [markdown]
 # Fine-tuning is the same for both arms: the sentence is summarised by the mean of its characters' vectors
-# (*mean pooling*), a linear layer turns that mean into a score per topic, and the whole model trains with AdamW
+# (*mean pooling*; section 1's pooler is not used), a linear layer turns that mean into a score per topic, and the whole model trains with AdamW
 # (Adam with weight decay, which shrinks every weight a little at each step) on batches of 32 labelled
 # sentences; then it names the topic of each test sentence. The package's `fine_tune_model` does it (its code,
 # folded below, is mostly checks of its arguments).
@@ -731,7 +734,7 @@ for arm, now in again.items():
 # difference of two accuracies given in %. Each gain carries
 # an error bar of two *standard errors* either side. A standard error is the typical size of a gain that
 # comes from the luck of which 400 test sentences were drawn rather than from the models (the block below says
-# how it is computed); a bar that crosses zero shows a gain that this luck alone could give.
+# how it is computed; the "How this was measured" blocks give each study's details); a bar crossing zero shows a gain that this luck alone could give.
 
 # %%
 print(f"topic accuracy on the test split (%), mean of {len(SEEDS)} seeds; {FINETUNE_STEPS} fine-tuning steps")
@@ -784,10 +787,10 @@ plt.show()
 # %% [markdown]
 # With a fifth of the labels (693<!-- result: labelled_20 --> sentences) the pre-trained encoder scored a little
 # higher in all three runs (30.2%<!-- result: pre_20 --> against 27.2%<!-- result: scratch_20 --> on average);
-# with all the labels, a little lower in all three; with a twentieth, where ULMFiT's gain was largest, the sign
-# changes from run to run. No run's gain clears two standard errors, and the three runs' gains differ from each
-# other by about as much, so even the average gain with a fifth of the labels is a hint at most (the block
-# tests it).
+# with all the labels, a little lower in all three; with the fewest labels, the regime where ULMFiT gained most, the sign
+# changes from run to run. No run's gain clears two standard errors, and the three runs' gains scatter by about
+# one standard error, so even the average gain with a fifth of the labels is a hint at most (the block tests
+# it).
 # No surprise: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019,
 # §3.1), these encoders on a few thousand sentences. Every score is far above always answering the most
 # frequent topic (8.3%<!-- result: majority_topic -->) and far below perfect.
@@ -825,6 +828,12 @@ for fraction in FRACTIONS:
     print(f"{100 * fraction:.0f}% of the labels: mean gain {statistics.mean(gains[fraction]):+.2f} points = "
           f"{mean_z[fraction]:+.2f} standard errors of the test draw; t-test over the seeds p = {seeds_p[fraction]:.2f}")
 results.record("gain_20_mean_z", mean_z[0.2])
+mean_p = math.erfc(abs(mean_z[0.2]) / math.sqrt(2))  # two-sided, normal
+results.record("gain_20_mean_p", mean_p)
+results.record("gain_20_mean_p3", min(1.0, 3 * mean_p))  # Bonferroni: three shares tried
+results.record("gain_20_sd", statistics.stdev(gains[0.2]))
+print(f"a fifth of the labels: the average gain alone p = {mean_p:.3f}, times 3 shares {3 * mean_p:.2f}; the "
+      f"gains' standard deviation over the seeds {statistics.stdev(gains[0.2]):.2f} points")
 results.record("seeds_p_20", seeds_p[0.2])
 results.record("seeds_p_100", seeds_p[1.0])
 results.record("seeds_p_min", min(seeds_p.values()))
@@ -863,11 +872,14 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # 3.2<!-- result: gain_sd --> points at p = 0.3. The three seeds share one test split, so "all three runs" is
 # weaker evidence than three independent test draws; and three runs agreeing in sign is what a fair coin gives
 # one time in four; with three shares of the labels tried, the chance that at least one shows it by luck is
-# 1 − (3/4)³ ≈ 58%<!-- result: sign_luck_pct -->.
+# about 1 − (3/4)³ ≈ 58%<!-- result: sign_luck_pct --> (the shares are not quite independent: they share
+# encoders and seeds).
 #
 # **The average.** With a fifth of the labels the three runs' average gain is
 # 2.01<!-- result: gain_20_mean_z --> standard errors of the test draw from zero (the same paired computation,
-# on each sentence's d averaged over the runs). But the runs also differ from each other: a t-test over the three
+# on each sentence's d averaged over the runs). On its own that would be p ≈ 0.04<!-- result: gain_20_mean_p -->, but it is
+# the best of three shares tried (times three, about 0.13<!-- result: gain_20_mean_p3 -->), and the runs also
+# differ from each other, their gains scattering by 2.3<!-- result: gain_20_sd --> points: a t-test over the three
 # gains (it asks whether their average is far from zero given how much they scatter; p is the chance of an
 # average at least that far from zero if pre-training did nothing) gives p = 0.15<!-- result: seeds_p_20 --> with a fifth of the labels and
 # 0.20<!-- result: seeds_p_100 --> with all of them (the smallest over the three shares is
@@ -1081,7 +1093,7 @@ for name, colour in (("Transformer", "tab:blue"), ("LSTM", "tab:orange")):
         ax.plot(range(1, len(smooth) + 1), smooth, color=colour, alpha=0.7, label=label)
 ax.axhline(bigram, color="black", linestyle=":", label="bigram model (validation)")
 ax.set(xlabel="training step", ylabel="training loss (nats per character)", ylim=(1.5, 5.2),
-       title=f"Training loss by step, {len(SEEDS)} seeds each (both trained for the same time)")
+       title=f"Training loss by step, {len(SEEDS)} seeds each (same time; the LSTM's steps are fewer)")
 ax.legend(fontsize=8)
 plt.show()
 
@@ -1106,16 +1118,16 @@ for label, runs in lm_record.items():
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Three seeds per model. The Transformer, after 200<!-- result: lm_tf_steps --> steps
-# (3.4<!-- result: lm_tf_seconds.min -->–3.4<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
+# (2.9<!-- result: lm_tf_seconds.min -->–3.2<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
 # 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> nats per character,
 # 0.040<!-- result: gpt_gain.min -->–0.069<!-- result: gpt_gain.max --> below the bigram model. The LSTM reaches
-# 1.876<!-- result: lstm_nats.min -->–1.907<!-- result: lstm_nats.max -->, below the Transformer of the same seed
-# by 0.439<!-- result: lstm_lead.min -->–0.463<!-- result: lstm_lead.max --> nats. The code checks both orders
+# 1.870<!-- result: lstm_nats.min -->–1.892<!-- result: lstm_nats.max -->, below the Transformer of the same seed
+# by 0.452<!-- result: lstm_lead.min -->–0.475<!-- result: lstm_lead.max --> nats. The code checks both orders
 # at every seed.
 #
-# **Equal time.** By the median of the timing rounds an LSTM step costs 1.19<!-- result: lm_lstm_step_cost -->
-# Transformer steps; the runs' own times give 1.16<!-- result: lstm_step_cost.min -->–1.19<!-- result:
-# lstm_step_cost.max -->, so the LSTM trained for 98<!-- result: lstm_time_share.min -->–100%<!-- result:
+# **Equal time.** By the median of the timing rounds an LSTM step costs 1.16<!-- result: lm_lstm_step_cost -->
+# Transformer steps; the runs' own times give 1.18<!-- result: lstm_step_cost.min -->–1.33<!-- result:
+# lstm_step_cost.max -->, so the LSTM trained for 101<!-- result: lstm_time_share.min -->–114%<!-- result:
 # lstm_time_share.max --> of the Transformer's time with the same seed (timings move with the machine's load,
 # so these figures move a little from run to run). That imbalance does not explain the lead: halfway through its
 # run the LSTM's training loss is already below the Transformer's at the end, and over the whole second half
@@ -1161,8 +1173,8 @@ for temperature in (0.0, 0.5, 0.8, 1.2):
 # After 200<!-- result: lm_tf_steps --> steps of training the model has learned the texture of English more than
 # its words: spaces, short common words ("the", "in", "an") and letter combinations that look like English.
 # Greedy decoding falls into a loop of "the" after a few words; by eye, the higher the temperature, the less the text
-# looks like words, and in the T = 1.2 sample capitals, quotes and brackets appear in the middle of words. (All four
-# samples draw the same random numbers, so their beginnings can look alike.) A good character model of real
+# looks like words, and in the T = 1.2 sample capitals, quotes and brackets appear in the middle of words. (The three
+# sampled texts draw the same random numbers, so their beginnings can look alike.) A good character model of real
 # text needs far more training than this notebook can spend.
 #
 # ## 4. Encoder-decoder: chapter 10
@@ -1207,7 +1219,7 @@ for r in (header, *rows):
 #
 # 1. **Training is the task.** A decoder-only model is trained to continue text, and continuing text is what
 #    it is used for; every position of every training window gives a next-token loss. (So is an
-#    encoder-decoder's decoder; the encoder-only model of section 2 learned a task writing cannot use.)
+#    encoder-decoder's decoder; the encoder-only model of section 2 learned a task that does not match writing.)
 # 2. **The KV cache.** Under a causal mask a position's keys and values never change once computed, so
 #    generation can keep them and feed only the newest token. In a bidirectional model every new token
 #    changes the keys and values of every earlier position in every layer above the first, so each step
@@ -1293,10 +1305,9 @@ plt.show()
 #
 # - One stack of blocks makes three families: no mask (encoder-only), a causal mask (decoder-only), or both
 #   plus cross-attention (encoder-decoder).
-# - Encoder-only models are cloze solvers that see both sides of every gap. Withhold the right-hand words, as
-#   writing must, and they fall a few points behind a decoder-only twin reading the same left side (after
-#   1000<!-- result: word_steps --> and 200<!-- result: twin_steps --> steps); the gap mixes the mask with the
-#   twin's richer training signal.
+# - This encoder-only model solves cloze tests with both sides in view. Withhold the right-hand words, as
+#   writing must, and it recovers fewer hidden words, slightly fewer than a decoder-only twin (after
+#   1000<!-- result: word_steps --> and 200<!-- result: twin_steps --> steps), a gap with more than one cause.
 # - Pre-training an encoder on this little unlabelled text (240<!-- result: pretrain_seconds --> CPU seconds)
 #   made no difference we could separate from noise after 150<!-- result: finetune_steps --> fine-tuning steps:
 #   mixed with a twentieth of the labels, a little ahead with a fifth, a little behind with all of them. The
