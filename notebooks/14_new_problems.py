@@ -38,8 +38,8 @@ if "google.colab" in sys.modules:
 # The Transformer removed recurrence's sequential wall and its long paths, and brought costs of its own:
 # an n × n attention matrix, a key/value cache that grows with every generated token, feed-forward layers
 # that hold a large share of the parameters, trouble with inputs longer than any seen in training. The source
-# articles (the three Chinese articles this book follows, see the preface) end with a table of these troubles and their standard fixes. This chapter runs most of them at a
-# size a laptop can handle and measures what they buy.
+# articles (the three Chinese articles this book follows) end with a table of these troubles and their fixes.
+# This chapter runs most fixes at laptop size and measures them.
 #
 # **What you will learn**
 #
@@ -286,12 +286,13 @@ _ = results.record("llama_mla_mib", mla_bytes / 2**20)
 # %% [markdown]
 # One 4096-token conversation costs **2,048**<!-- result: llama_mha_mib --> MiB of cache with multi-head
 # attention, **512**<!-- result: llama_gqa_mib --> MiB with H_kv = 8 key/value heads (Llama 2 70B's number, applied to this 7B shape) and
-# **64**<!-- result: llama_mqa_mib --> MiB with MQA. The price of sharing is some quality, which Ainslie
-# et al. mostly recover, with about 5% of the pre-training compute, by converting a trained MHA checkpoint (mean-pooling each group's K/V heads:
-# `GroupedQueryAttention.from_multi_head`) and training briefly. MLA's **144**<!-- result: llama_mla_mib --> MiB
-# is more than MQA's, but each head keeps its own keys and values (DeepSeek-V2 reports quality above multi-head
-# attention's). The rebuilding matrices fold into the query and output projections, so cached latents are
-# never expanded; RoPE's rotation would block that folding, hence the separate position key.
+# **64**<!-- result: llama_mqa_mib --> MiB with MQA. Sharing costs some quality, which Ainslie et al. mostly
+# recover by mean-pooling a trained MHA checkpoint's K/V heads per group (`GroupedQueryAttention.from_multi_head`)
+# and training with about 5% of the pre-training compute. MLA's **144**<!-- result: llama_mla_mib --> MiB
+# is more than MQA's, but each head reads its own projection of a 512-wide latent, where MQA shares one
+# 128-wide key and value (DeepSeek-V2 reports quality above multi-head attention's). The projections fold into
+# the query and output matrices, so cached latents are never expanded; RoPE's rotation would block that
+# folding, hence the separate position key, shared by all heads.
 
 # %% [markdown]
 # ## 3 · Sliding-window attention
@@ -318,10 +319,9 @@ print("keys visible per query:", window_mask.sum(dim=1).tolist())
 
 # %% [markdown]
 # One layer sees w positions, but layers stack: position i in layer 2 attends to positions that each saw
-# their own w, reaching w − 1 further back. So after ℓ layers the **receptive field**, the span of input positions a position's output
-# can depend on, is 1 + ℓ·(w − 1) positions. We measure it with
-# autograd, as in chapter 13: stack ℓ multi-head attention layers under the window mask and find the
-# furthest input position with a non-zero gradient for the last output.
+# their own w, reaching w − 1 further back. So after ℓ layers the **receptive field**, the span of input
+# positions an output can depend on, is 1 + ℓ·(w − 1). We measure it with autograd, as in chapter 13: stack ℓ
+# attention layers under the window mask; find the furthest input with a non-zero gradient for the last output.
 
 # %%
 seed_everything(0)
@@ -603,8 +603,8 @@ plt.show()
 # reads them again for the product with V. FlashAttention (Dao et al. 2022) computes *the same numbers* tile
 # by tile in *on-chip memory*, the small, fast storage beside the GPU's arithmetic units, keeping for each
 # query a running maximum (subtracted before exp, so that exp cannot overflow) and a running sum (the "online
-# softmax"), so the n × n matrix never exists in the large, slower main memory. It ships as a *fused kernel*, one compiled routine
-# (§3's sense of kernel) for all these steps. Here is the idea in a few lines, keys in blocks, one pass:
+# softmax"), so the n × n matrix never exists in the large, slower main memory. It ships as one *fused kernel*
+# (§3's sense) for all these steps. Here is the idea in a few lines, keys in blocks, one pass:
 
 # %%
 def attention_in_blocks(q, k, v, block=128):
@@ -892,7 +892,7 @@ _ = results.record("rope_incomplete", incomplete)
 
 # %% [markdown]
 # RoPE's score depends only on the query-key distance, which never exceeds 4095 in training; at 100,000 tokens
-# most distances are new. That is harmless for a pair that turned through every angle in training, not for one
+# most distances are new. That matters less for a pair that turned through every angle in training than for one
 # that never completed a turn. The figure shows where the slowest pair points, and counts,
 # per pair, the new distances (4096 to 99,999) that give an angle never shown in training.
 
@@ -915,20 +915,22 @@ ax_angle.set(xlabel="query-key distance (tokens)", ylabel="angle mod 2π (rad)",
              title="Where the slowest pair points (wrapping at 2π)")
 ax_angle.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # below: the lines fill the axes
 ax_share.bar(range(Dh // 2), unseen_pct, color="tab:red")
-ax_share.text((Dh // 2 - incomplete) / 2, 8, "0%: these pairs\nturn fully in training", ha="center", fontsize=9)
+ax_share.text((Dh // 2 - incomplete) / 2, 8, "0% by definition: these\npairs turn fully in training", ha="center",
+              fontsize=9)
 ax_share.set(xlabel="rotation pair i (slower to the right)", ylabel="% of distances 4096–99,999",
              title="Angles never seen in training")
 fig.tight_layout()
 plt.show()
-print(f"the slowest pair: an unseen angle at {slow_pct:.0f}% of the new distances; pairs that turned fully: 0%")
+print(f"the slowest pair: an unseen angle at {slow_pct:.0f}% of the new distances; pairs that turned fully: 0% "
+      "(they showed every angle, by definition)")
 
 # %% [markdown]
 # **18**<!-- result: rope_incomplete --> of the 64 pairs never turn fully in training, and for the slowest
-# almost every new distance gives an unseen angle (96%<!-- result: rope_slowest_unseen_pct -->). So one of the
-# source articles' reasons, that RoPE extrapolates because its score depends only on the relative distance,
-# holds for the fast pairs only; YaRN's authors trace the failures to the slow pairs. Position interpolation
+# almost every new distance gives an unseen angle (96%<!-- result: rope_slowest_unseen_pct -->). So the source
+# articles' reason why RoPE extrapolates *better*, that its score depends only on the distance, can hold at
+# most for the fast pairs; Liu et al. (2023) place the trouble in these slow pairs. Position interpolation
 # (Chen et al. 2023) squeezes the positions back into the trained range, blurring the fast pairs too; YaRN
-# (Peng et al. 2023) rescales mainly the slow pairs. Both work best with some fine-tuning at the new length:
+# (Peng et al. 2023, §3.2) interpolates mainly the slow pairs. Both work best with some fine-tuning at the new length:
 # in practice a context is *extended* by a little training, not *extrapolated* with none.
 
 # %% [markdown]
@@ -941,7 +943,8 @@ print(f"the slowest pair: an unseen angle at {slow_pct:.0f}% of the new distance
 #
 # where b_t = W·x_t brings in the input x_t, c_t reads the output from the *state* h_t, and no nonlinearity
 # sits between steps. Mamba computes a_t, W and c_t from each input ("selective"), so it can choose what to
-# forget; §4's linear attention is the case a_t = 1, which never forgets. Linearity
+# forget; §4's linear attention is the case a_t = 1 (its state a matrix, b_t = φ(k_t)v_tᵀ, c_t = φ(q_t)),
+# which never forgets. Linearity
 # is what allows parallel training: each step is the map h ↦ a·h + b, and composing two such maps gives another
 # of the same form, (a₂, b₂) ∘ (a₁, b₁) = (a₂a₁, a₂b₁ + b₂), so all prefixes can be combined in a tree — a
 # *scan* — in ⌈log₂ n⌉ rounds instead of n dependent steps. A tanh RNN cannot do this: tanh of a tanh is no
@@ -1158,7 +1161,7 @@ for name, make, kv_heads in (("2017", make_2017, H_R), ("2024", make_2024, H_KV_
 # per generated token: grouped-query attention halves the cache, as in §2.
 #
 # The race: each model trains for about the same **measured** time, that of 200<!-- result: race_steps_2017 -->
-# steps of the 2017-style block on one CPU thread (the 2024 block takes as many steps as fit), three times from
+# steps of the 2017-style block on one CPU thread (the 2024 block the steps a timing says fit), three times from
 # different random starts, scored on held-out text. The result, in the table and the figure below: the 2024
 # block ends about half a nat per character lower in every run, although its steps are slower in this code
 # and it takes fewer of them.
@@ -1347,8 +1350,9 @@ print(f"2017 block at the 2024 block's step count: "
       f"{results.record_runs('race_2017_at_2024_steps', at_steps, tol=0.01)}")
 
 # %% [markdown]
-# At first the 2017-style block leads; the 2024 block pulls ahead within the first half and stays ahead. The
-# 2017-style block then slows near the bigram level of chapter 12, while the 2024 block keeps falling: the race
+# At the first evaluation the 2017-style block leads; the 2024 block pulls ahead within the first half and stays
+# ahead. The 2017-style block then flattens around the bigram level of chapter 12, while the 2024 block keeps
+# falling: the race
 # shows how fast each block gets going, at one small size on one text. It compares packages of changes,
 # not one change at a time.
 
@@ -1356,20 +1360,20 @@ print(f"2017 block at the 2024 block's step count: "
 # <details class="measured"><summary>How this was measured: the numbers of the race</summary>
 #
 # The table above holds the scores. Per seed, the 2024 block ends
-# **0.50**<!-- result: race_gap.min -->–**0.55**<!-- result: race_gap.max --> nats per character below its
-# 2017 partner, and 0.45<!-- result: race_gap_equal_s.min -->–0.55<!-- result: race_gap_equal_s.max --> below
+# **0.51**<!-- result: race_gap.min -->–**0.55**<!-- result: race_gap.max --> nats per character below its
+# 2017 partner, and 0.51<!-- result: race_gap_equal_s.min -->–0.54<!-- result: race_gap_equal_s.max --> below
 # at equal measured seconds (the end of the shorter run of each pair). Every 2024 run ends below every 2017
 # run, and is lower at equal seconds, at equal steps and at half the time (each asserted for every seed). The
 # 2017-style runs end within 0.01 of each other, at **2.32**<!-- result: race_final_2017 -->.
 #
 # The timing: on one thread, one step of the 2024 block cost
-# 1.27<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
-# 1.20<!-- result: race_step_cost_rounds.min -->–1.33<!-- result: race_step_cost_rounds.max -->), so it took
-# **157**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
+# 1.26<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
+# 1.22<!-- result: race_step_cost_rounds.min -->–1.31<!-- result: race_step_cost_rounds.max -->), so it took
+# **159**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
 # afterwards, the 2024 runs took
-# 98<!-- result: race_time_share.min -->–112<!-- result: race_time_share.max -->% of their partners' seconds.
+# 99<!-- result: race_time_share.min -->–104<!-- result: race_time_share.max -->% of their partners' seconds.
 # The 2024 block was lower for good from
-# 25<!-- result: race_cross_pct.min -->–26%<!-- result: race_cross_pct.max --> of its partner's seconds:
+# 25<!-- result: race_cross_pct.min -->–40%<!-- result: race_cross_pct.max --> of its partner's seconds:
 # from that evaluation of either run on, it was lower at every later one (counting only times both runs had
 # reached; evaluations come every 20 steps, so this is coarse).
 #
