@@ -22,6 +22,8 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 help:
 	@sed -n 's/^## make //p; s/^## /    /p' $(MAKEFILE_LIST)
 
+## make install: create .venv and install the pinned requirements and tformer (every other target but help,
+## clean and check-newest does this on first use).
 install: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml
@@ -52,6 +54,8 @@ test: $(STAMP)
 	after=$$($(BIN)/python tools/tree_state.py) && \
 	if [ "$$before" != "$$after" ]; then echo "make test changed files in the checkout:"; git status --short; exit 1; fi
 
+## make check-notebooks: every .py/.ipynb pair in sync with stored outputs, the generated first two cells, and the
+## prose check.
 check-notebooks: $(STAMP)
 	$(BIN)/python tools/check_pairs.py notebooks
 	$(BIN)/python tools/notebook_cells.py --check
@@ -61,6 +65,7 @@ check-notebooks: $(STAMP)
 prose: $(STAMP)
 	$(BIN)/python tools/prose_check.py --enforced
 
+## make test-unit: the unit, exercise and book tests (tests/), two workers; no notebook is executed.
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
 
@@ -105,11 +110,14 @@ sync: $(STAMP)
 	$(BIN)/python tools/notebook_cells.py $(NB)
 	$(ONE_THREAD) $(BIN)/python tools/sync_notebooks.py $(NB)
 
+## make colab: write every notebook's first two cells, the Colab link and the setup cell (tools/notebook_cells.py).
 colab: $(STAMP)
 	$(BIN)/python tools/notebook_cells.py
 
+## make lint: ruff on the package, tests, tools, benchmarks and the chapters' .py files.
 lint: $(STAMP)
 	$(BIN)/ruff check tformer tests tools benchmarks notebooks/*.py
 
+## make clean: remove build/ and .pytest_cache (the .venv stays).
 clean:
 	rm -rf build .pytest_cache

@@ -290,14 +290,15 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 
 # %% [markdown]
 # To score it, hide one word in each test sentence (the same word for every model below) and ask for it back.
-# The encoder-only model reads the sentence in two forms:
+# The encoder-only model reads each sentence in four forms:
 #
 # - **both sides** (what BERT is trained for): the whole sentence, the hidden word replaced by `<mask>`;
-# - **left side only** (what writing needs): the words before the gap, then `<mask>` for the gap *and* for
-#   every word after it, so the right-hand words are withheld and the gap is last only where the hidden word
-#   really ends the sentence. Cutting the sentence
-#   right after the gap would be unfair: in training, a `<mask>` with nothing after it was always a sentence's
-#   last word, so the model answers with sentence-ending words (the example below shows one).
+# - **left side only** (what writing needs): the words before the gap, then one `<mask>` for the gap and one
+#   for every later word, so the words on the right are hidden;
+# - **3 blanks**: the same, but always three `<mask>` tokens, whatever the sentence's length, to check that the
+#   blanks do not help by giving the length away;
+# - **cut**: the words before the gap and one `<mask>`, nothing after it. This form is unfair: in training, a
+#   `<mask>` with nothing after it was always a sentence's last word.
 #
 # Two references: a decoder-only **twin**, the same blocks trained the other way, which predicts each word from
 # the words on its left, as it was trained to (its input starts with `<bos>`, the beginning-of-sentence token);
@@ -395,8 +396,8 @@ acc = {arm: [recovered(g) for g in per_seed] for arm, per_seed in guesses.items(
 print(f"hidden words recovered, % of the {len(answers):,} test gaps (mean of {len(SEEDS)} seeds):")
 for label, arm, key in (("encoder-only, both sides", "both", "mlm_acc"),
                         ("encoder-only, left side only", "blanks", "mlm_acc_left_only"),
-                        ("  the same, 3 blanks whatever the length", "three", "mlm_acc_fixed_blanks"),
-                        ("  the same, cut after the gap (unfair)", "cut", "mlm_acc_cut"),
+                        ("encoder-only, 3 blanks", "three", "mlm_acc_fixed_blanks"),
+                        ("encoder-only, cut (unfair)", "cut", "mlm_acc_cut"),
                         ("decoder-only twin, left side only", "twin", "gpt_word_acc")):
     results.record_runs(key, acc[arm])
     print(f"  {label:<42} {statistics.mean(acc[arm]):5.1f}")
@@ -435,7 +436,7 @@ if example is None:
 print(f"test sentence: {as_words(test_sentences[example])}   (hidden: '{mlm_vocab.itos[int(answers[example])]}')\n")
 forms = (("encoder-only, both sides", "both", both_sides),
          ("encoder-only, left side only", "blanks", left_blanks),
-         ("encoder-only, cut after the gap", "cut", left_cut),
+         ("encoder-only, cut (unfair)", "cut", left_cut),
          ("decoder-only twin, left side only", "twin", left_for_gpt))
 width = max(len(as_words(inputs[example])) for _, _, inputs in forms)
 for label, arm, inputs in forms:
@@ -447,7 +448,7 @@ for label, arm, inputs in forms:
 # %% tags=["hide-input"]
 # The probe at a glance: one bar per way of reading the gap (the mean of the seeds), one dot per seed
 probe_arms = [("encoder-only,\nboth sides", "both"), ("encoder-only,\nleft side only", "blanks"),
-              ("the same,\n3 blanks", "three"), ("the same, cut\n(unfair)", "cut"),
+              ("encoder-only,\n3 blanks", "three"), ("encoder-only,\ncut (unfair)", "cut"),
               ("decoder-only twin,\nleft side only", "twin")]
 fig, ax = plt.subplots(figsize=(8, 3.2))
 for i, (_, arm) in enumerate(probe_arms):
@@ -468,14 +469,13 @@ plt.show()
 # **The encoder-only model leans on the words after the gap: from both sides it recovers
 # 41%<!-- result: mlm_acc --> of the hidden words, from the left side only 33%<!-- result: mlm_acc_left_only -->.**
 #
-# - Even both sides leave many gaps open: in "the ___ chases the mouse" any of a dozen animals fits.
-# - Cut right after the gap, the left side scores only 19.60<!-- result: mlm_acc_cut.min -->–29.25%<!-- result:
-#   mlm_acc_cut.max -->, around always answering "the" (26.6%<!-- result: mlm_baseline -->): the model has
-#   learned that a `<mask>` with nothing after it ends a sentence (the example above).
-# - A decoder-only twin, trained to predict each word from the words before it, recovers
-#   35%<!-- result: gpt_word_acc --> from the same left side. Its small lead cannot be pinned on the mask: the
-#   two also differ in how many words each step scores, in steps and in input, and none of these was isolated
-#   (the block below has the details).
+# Three blanks do almost as well as the true number (32%<!-- result: mlm_acc_fixed_blanks -->), so the blanks do
+# not work by giving the length away. Cut right after the gap, the model does about as well as always
+# answering "the" (26.6%<!-- result: mlm_baseline -->): it answers with words that end sentences (the example
+# above). Even both sides leave many gaps open: in "the ___ chases the mouse" any of a dozen animals fits. Part
+# of the drop may come from the left-side input itself, a run of `<mask>` tokens longer than any in training.
+# The decoder-only twin, trained to read left to right, recovers 35%<!-- result: gpt_word_acc --> from the same
+# left side; it also learned from more words, so its small lead is not the mask's alone (see below).
 #
 # Asking an encoder-only model to write is like asking someone who has only ever done cloze tests with the
 # whole page in view to continue a story with the rest of the page covered. So BERT-style models are used to
@@ -622,8 +622,8 @@ print(f"the twin beats the encoder-only model with the left side only for "
 # Labels are expensive; text is cheap. BERT's recipe (Devlin et al. 2019, §3): first train an encoder on
 # unlabelled text with the masked-token task above (*pre-training*), then add a small classification layer
 # and train the whole model a little on the labelled examples (*fine-tuning*). BERT reported gains with full
-# training sets; whether pre-training lets fine-tuning get by with *fewer* labels, Howard & Ruder (2018)
-# measured for ULMFiT (a pre-trained language model fine-tuned to classify text). We ask it on chapter 11's HSK sentences (graded Chinese learners' sentences): classify a sentence's **topic**
+# training sets. Howard & Ruder (2018) asked, for ULMFiT (a pre-trained language model fine-tuned to classify
+# text), whether pre-training lets fine-tuning get by with *fewer* labels. We ask it on chapter 11's HSK sentences (graded Chinese learners' sentences): classify a sentence's **topic**
 # (19<!-- result: num_topics --> classes, from the data) from its characters, with a twentieth, a fifth or all
 # of the training labels, starting once from an encoder pre-trained on the Chinese text of the training and
 # validation sentences (no labels, no test sentence), once from random weights. These are the study's two
@@ -703,9 +703,8 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
 show_source(fine_tune_model, docstrings=False)
 
 # %% [markdown]
-# The study's 18 fine-tuning runs were run once and their results ship with the package, so that this page
-# shows the same numbers on every machine (another CPU's rounding can move a run by a test sentence); one pair
-# is run again below.
+# The study's 18 fine-tuning runs (3 seeds × 3 shares of the labels × 2 arms) were run once; their results ship
+# with the package, so every machine shows the same numbers. One pair is run again below.
 
 # %%
 record = load_finetune_record()
@@ -728,7 +727,7 @@ for arm, now in again.items():
 # %% [markdown]
 # The finding first: **pre-training made no difference we can separate from noise.** The table gives both
 # arms' accuracies; the figure shows the *gain* of each run: the pre-trained encoder's accuracy minus that of
-# the same model with the same starting weights but no pre-training. A gain is measured in percentage *points*, the
+# the control: the same model, started from the random weights the encoder had before its pre-training. A gain is measured in percentage *points*, the
 # difference of two accuracies given in %. Each gain carries
 # an error bar of two *standard errors* either side. A standard error is the typical size of a gain that
 # comes from the luck of which 400 test sentences were drawn rather than from the models (the block below says
@@ -879,7 +878,7 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # on each sentence's d averaged over the runs). On its own that would be p ≈ 0.04<!-- result: gain_20_mean_p -->, but it is
 # the best of three shares tried (times three, about 0.13<!-- result: gain_20_mean_p3 -->), and the runs also
 # differ from each other, their gains scattering by 2.3<!-- result: gain_20_sd --> points: a t-test over the three
-# gains (it asks whether their average is far from zero given how much they scatter; p is the chance of an
+# gains (it asks whether their average is far from zero given how much they scatter; p is the chance of a
 # t-value, the average measured against the scatter, at least that large if pre-training did nothing) gives p = 0.15<!-- result: seeds_p_20 --> with a fifth of the labels and
 # 0.20<!-- result: seeds_p_100 --> with all of them (the smallest over the three shares is
 # 0.15<!-- result: seeds_p_min -->; the code checks that none is below 0.05). Hence "a hint at most".
@@ -1107,17 +1106,15 @@ for label, runs in lm_record.items():
 # figure, whose dotted bigram line is a validation loss, for scale). The LSTM, given about the same time, does clearly *better*, in every run, with fewer steps. Do not
 # read this as "LSTMs beat Transformers": this LSTM has 2.8<!-- result: lm_param_ratio --> times the
 # parameters, and this Transformer must learn its 64 position vectors from scratch, which an LSTM does not need
-# (the block lists the other candidates; none was tested). The Transformer's advantages lie elsewhere: all
+# (other possible reasons are listed below; none was tested). The Transformer's advantages lie elsewhere: all
 # positions computed in parallel (fast on a GPU), direct access to any earlier character (chapter 01's
 # bottleneck gone), and steady gains with size and data (Kaplan et al. 2020).
-#
-# Nor is this Transformer broken, only early. Trained three times as long, it is far below the bigram model:
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Three seeds per model. The Transformer, after 200<!-- result: lm_tf_steps --> steps
-# (3.26<!-- result: lm_tf_seconds.min -->–3.28<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
+# (3.35<!-- result: lm_tf_seconds.min -->–3.40<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
 # 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> nats per character,
 # 0.040<!-- result: gpt_gain.min -->–0.069<!-- result: gpt_gain.max --> below the bigram model. The LSTM reaches
 # 1.873<!-- result: lstm_nats.min -->–1.895<!-- result: lstm_nats.max -->, below the Transformer of the same seed
@@ -1125,8 +1122,8 @@ for label, runs in lm_record.items():
 # at every seed.
 #
 # **Equal time.** By the median of the timing rounds an LSTM step costs 1.17<!-- result: lm_lstm_step_cost -->
-# Transformer steps; the runs' own times give 1.17<!-- result: lstm_step_cost.min -->–1.31<!-- result:
-# lstm_step_cost.max -->, so the LSTM trained for 100<!-- result: lstm_time_share.min -->–112%<!-- result:
+# Transformer steps; the runs' own times give 1.24<!-- result: lstm_step_cost.min -->–1.30<!-- result:
+# lstm_step_cost.max -->, so the LSTM trained for 106<!-- result: lstm_time_share.min -->–112%<!-- result:
 # lstm_time_share.max --> of the Transformer's time with the same seed (timings move with the machine's load,
 # so these figures move a little from run to run). That imbalance does not explain the lead: halfway through its
 # run the LSTM's training loss is already below the Transformer's at the end, and over the whole second half
@@ -1138,6 +1135,9 @@ for label, runs in lm_record.items():
 # short warm-up. How the two compare after minutes of training was not measured.
 #
 # </details>
+
+# %% [markdown]
+# Nor is this Transformer broken, only early. Trained three times as long, it is far below the bigram model:
 
 # %% tags=["nbval-ignore-output"]
 LONG_STEPS = 3 * LM_TF_STEPS  # the Transformer alone, three times the race's steps
@@ -1319,9 +1319,8 @@ plt.show()
 # - One stack of blocks makes three families: no mask (encoder-only), a causal mask (decoder-only), or both
 #   plus cross-attention (encoder-decoder).
 # - This encoder-only model fills 41%<!-- result: mlm_acc --> of cloze gaps with both sides in view. Withhold
-#   the right-hand words, as writing must, and it fills fewer, slightly fewer than a decoder-only twin (after
-#   1000<!-- result: word_steps --> and 200<!-- result: twin_steps --> steps), a gap whose causes were not
-#   isolated.
+#   the right-hand words, as writing must, and it fills fewer; a decoder-only twin does slightly better from
+#   the same left side (after 1000<!-- result: word_steps --> and 200<!-- result: twin_steps --> steps).
 # - Pre-training an encoder on this little unlabelled text (240<!-- result: pretrain_seconds --> CPU seconds)
 #   made no difference we could separate from noise after 150<!-- result: finetune_steps --> fine-tuning steps:
 #   mixed with a twentieth of the labels, a little ahead with a fifth, a little behind with all of them. The

@@ -289,10 +289,22 @@ _ = results.record("llama_mla_mib", mla_bytes / 2**20)
 # **64**<!-- result: llama_mqa_mib --> MiB with MQA. Sharing costs some quality, which Ainslie et al. mostly
 # recover by mean-pooling a trained MHA checkpoint's K/V heads per group (`GroupedQueryAttention.from_multi_head`)
 # and training with about 5% of the pre-training compute. MLA's **144**<!-- result: llama_mla_mib --> MiB
-# is more than MQA's, but each head reads its own projection of a 512-wide latent, where MQA shares one
-# 128-wide key and value (DeepSeek-V2 reports quality above multi-head attention's). The projections fold into
-# the query and output matrices, so cached latents are never expanded; RoPE's rotation would block that
-# folding, hence the separate position key, shared by all heads.
+# is more than MQA's, but each head reads its own view of the cached vector (DeepSeek-V2 reports quality above
+# multi-head attention's; the block below says how).
+
+# %% [markdown]
+# <details class="measured"><summary>How MLA works</summary>
+#
+# Per token and layer MLA caches a latent vector c of 512 numbers (DeepSeek-V2's d_c = 4·Dh, applied to this
+# shape's Dh = 128). Head h's key is W_K,h·c and its value W_V,h·c, so each head reads its own projection of a
+# 512-wide vector, where MQA shares one 128-wide key and value. These keys are never built at generation time:
+# a score is q·(W_K,h c) = (W_K,hᵀ q)·c, so W_K,h can be folded into the query's projection, and W_V,h likewise
+# into the output projection; the heads read the cached c directly. RoPE would break this: its rotation depends
+# on the position and sits between q and W_K,h, so the two can no longer be merged. MLA therefore carries the
+# position in a separate 64-wide key (Dh/2), rotated by RoPE and shared by all heads: 512 + 64 numbers per token
+# and layer (DeepSeek-V2, §2.1.2–2.1.3).
+#
+# </details>
 
 # %% [markdown]
 # ## 3 · Sliding-window attention
@@ -589,7 +601,7 @@ plt.show()
 #
 # Each fitted slope is asserted to lie nearer its own exponent than the other (≈ 1 for linear, ≈ 2 for
 # softmax attention, within 0.45). On a CPU the doublings at short lengths can cost less than the ×4 the n²
-# work predicts (fixed per-call costs still count below a millisecond), and the last one more; the printed
+# work predicts (fixed per-call costs still count below a millisecond), and later ones more; the printed
 # ratios move from run to run. The softmax slope is fitted from 256 to 2048 only: at n = 4096 its
 # score matrix, 64<!-- result: score_mib_4096 --> MiB, is far larger than a CPU core's caches, so trips to
 # main memory, the cost §5 is about, may add to the n² work there. How much they add was not measured.
@@ -892,8 +904,9 @@ _ = results.record("rope_incomplete", incomplete)
 
 # %% [markdown]
 # RoPE's score depends only on the query-key distance, which never exceeds 4095 in training; at 100,000 tokens
-# most distances are new. That matters less for a pair that turned through every angle in training than for one
-# that never completed a turn. The figure shows where the slowest pair points, and counts,
+# most distances are new. A pair's share of the score q·k depends on its angle; an angle never seen in training
+# gives that share values the weights were never fitted to. That cannot happen to a pair that turned through
+# every angle in training, only to one that never completed a turn. The figure shows where the slowest pair points, and counts,
 # per pair, the new distances (4096 to 99,999) that give an angle never shown in training.
 
 # %% tags=["hide-input"]
@@ -909,6 +922,7 @@ slowest = Dh // 2 - 1
 path = angle[::50, slowest].clone()
 path[1:][path[1:] < path[:-1]] = float("nan")  # break the line where the angle wraps round to 0
 ax_angle.plot(distances[::50], path, color="tab:red", lw=1.5, label=f"pair {slowest}, the slowest")
+ax_angle.set_xscale("symlog", linthresh=1000)  # the distances seen in training stay visible beside 100,000
 ax_angle.axvspan(0, trained, color="tab:green", alpha=0.2, label=f"distances seen in training (< {trained})")
 ax_angle.axhspan(0, seen_up_to[slowest].item(), color="tab:grey", alpha=0.3, label="angles it showed in training")
 ax_angle.set(xlabel="query-key distance (tokens)", ylabel="angle mod 2π (rad)", ylim=(0, 2 * math.pi),
@@ -1161,7 +1175,7 @@ for name, make, kv_heads in (("2017", make_2017, H_R), ("2024", make_2024, H_KV_
 # per generated token: grouped-query attention halves the cache, as in §2.
 #
 # The race: each model trains for about the same **measured** time, that of 200<!-- result: race_steps_2017 -->
-# steps of the 2017-style block on one CPU thread (the 2024 block the steps a timing says fit), three times from
+# steps of the 2017-style block on one CPU thread (the 2024 block as many steps as a timing says fit), three times from
 # different random starts, scored on held-out text. The result, in the table and the figure below: the 2024
 # block ends about half a nat per character lower in every run, although its steps are slower in this code
 # and it takes fewer of them.
@@ -1354,26 +1368,26 @@ print(f"2017 block at the 2024 block's step count: "
 # ahead. The 2017-style block then flattens around the bigram level of chapter 12, while the 2024 block keeps
 # falling: the race
 # shows how fast each block gets going, at one small size on one text. It compares packages of changes,
-# not one change at a time.
+# not single changes, and neither learning rate was tuned.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured: the numbers of the race</summary>
 #
 # The table above holds the scores. Per seed, the 2024 block ends
-# **0.51**<!-- result: race_gap.min -->–**0.55**<!-- result: race_gap.max --> nats per character below its
-# 2017 partner, and 0.51<!-- result: race_gap_equal_s.min -->–0.54<!-- result: race_gap_equal_s.max --> below
+# **0.54**<!-- result: race_gap.min -->–**0.57**<!-- result: race_gap.max --> nats per character below its
+# 2017 partner, and 0.49<!-- result: race_gap_equal_s.min -->–0.55<!-- result: race_gap_equal_s.max --> below
 # at equal measured seconds (the end of the shorter run of each pair). Every 2024 run ends below every 2017
 # run, and is lower at equal seconds, at equal steps and at half the time (each asserted for every seed). The
 # 2017-style runs end within 0.01 of each other, at **2.32**<!-- result: race_final_2017 -->.
 #
 # The timing: on one thread, one step of the 2024 block cost
-# 1.26<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
-# 1.22<!-- result: race_step_cost_rounds.min -->–1.31<!-- result: race_step_cost_rounds.max -->), so it took
-# **159**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
+# 1.23<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
+# 1.18<!-- result: race_step_cost_rounds.min -->–1.30<!-- result: race_step_cost_rounds.max -->), so it took
+# **163**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
 # afterwards, the 2024 runs took
-# 99<!-- result: race_time_share.min -->–104<!-- result: race_time_share.max -->% of their partners' seconds.
+# 97<!-- result: race_time_share.min -->–108<!-- result: race_time_share.max -->% of their partners' seconds.
 # The 2024 block was lower for good from
-# 25<!-- result: race_cross_pct.min -->–40%<!-- result: race_cross_pct.max --> of its partner's seconds:
+# 24<!-- result: race_cross_pct.min -->–40%<!-- result: race_cross_pct.max --> of its partner's seconds:
 # from that evaluation of either run on, it was lower at every later one (counting only times both runs had
 # reached; evaluations come every 20 steps, so this is coarse).
 #
