@@ -60,7 +60,7 @@ if "google.colab" in sys.modules:
 # - **grouped-query / multi-query attention (GQA / MQA)** — several query heads share one key/value head,
 #   so fewer keys and values are cached.
 # - **multi-head latent attention (MLA)** — caches one small vector per token, from which every head's keys
-#   and values are rebuilt.
+#   and values follow.
 # - **sparse attention** — each query sees only some of the keys; in **sliding-window attention**, the last w.
 # - **linear attention** — a kernel φ(q)·φ(k) in place of the softmax's exp(q·k), regrouped to cost O(n).
 # - **FlashAttention** — exact attention computed a block of keys at a time, with a running maximum and sum
@@ -264,7 +264,7 @@ plt.show()
 # The cache shrinks by exactly the group size R: MQA keeps 1/8 of it here. At a realistic size that decides
 # how many users fit on one GPU: take a decoder shaped like Llama 2 7B (Touvron et al. 2023: 32 layers, 32 heads of width 128) in
 # float16 at 4096 tokens. The last row is MLA (DeepSeek-V2, DeepSeek-AI 2024, §2.1), by formula only: per token and layer
-# it caches a latent vector of 512 numbers, from which every head's keys and values are rebuilt, plus one
+# it caches a latent vector of 512 numbers, from which every head's keys and values follow, plus one
 # 64-wide key that carries the position.
 
 # %%
@@ -923,9 +923,11 @@ path = angle[::50, slowest].clone()
 path[1:][path[1:] < path[:-1]] = float("nan")  # break the line where the angle wraps round to 0
 ax_angle.plot(distances[::50], path, color="tab:red", lw=1.5, label=f"pair {slowest}, the slowest")
 ax_angle.set_xscale("symlog", linthresh=1000)  # the distances seen in training stay visible beside 100,000
+ax_angle.set_xticks([0, 1000, 4096, 10_000, 100_000], labels=["0", "1000", "4096", "10⁴", "10⁵"])
+ax_angle.minorticks_off()
 ax_angle.axvspan(0, trained, color="tab:green", alpha=0.2, label=f"distances seen in training (< {trained})")
 ax_angle.axhspan(0, seen_up_to[slowest].item(), color="tab:grey", alpha=0.3, label="angles it showed in training")
-ax_angle.set(xlabel="query-key distance (tokens)", ylabel="angle mod 2π (rad)", ylim=(0, 2 * math.pi),
+ax_angle.set(xlabel="query-key distance (tokens; linear to 1000, then log)", ylabel="angle mod 2π (rad)", ylim=(0, 2 * math.pi),
              title="Where the slowest pair points (wrapping at 2π)")
 ax_angle.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)  # below: the lines fill the axes
 ax_share.bar(range(Dh // 2), unseen_pct, color="tab:red")
@@ -955,8 +957,8 @@ print(f"the slowest pair: an unseen angle at {slow_pct:.0f}% of the new distance
 #
 # h_t = a_t · h_{t−1} + b_t,   y_t = c_t · h_t,
 #
-# where b_t = W·x_t brings in the input x_t, c_t reads the output from the *state* h_t, and no nonlinearity
-# sits between steps. Mamba computes a_t, W and c_t from each input ("selective"), so it can choose what to
+# where b_t = W_t·x_t brings in the input x_t, c_t reads the output from the *state* h_t, and no nonlinearity
+# sits between steps. Mamba computes a_t, W_t and c_t from each input ("selective"), so it can choose what to
 # forget; §4's linear attention is the case a_t = 1 (its state a matrix, b_t = φ(k_t)v_tᵀ, c_t = φ(q_t)),
 # which never forgets. Linearity
 # is what allows parallel training: each step is the map h ↦ a·h + b, and composing two such maps gives another
@@ -1374,20 +1376,20 @@ print(f"2017 block at the 2024 block's step count: "
 # <details class="measured"><summary>How this was measured: the numbers of the race</summary>
 #
 # The table above holds the scores. Per seed, the 2024 block ends
-# **0.54**<!-- result: race_gap.min -->–**0.57**<!-- result: race_gap.max --> nats per character below its
-# 2017 partner, and 0.49<!-- result: race_gap_equal_s.min -->–0.55<!-- result: race_gap_equal_s.max --> below
+# **0.55**<!-- result: race_gap.min -->–**0.59**<!-- result: race_gap.max --> nats per character below its
+# 2017 partner, and 0.49<!-- result: race_gap_equal_s.min -->–0.56<!-- result: race_gap_equal_s.max --> below
 # at equal measured seconds (the end of the shorter run of each pair). Every 2024 run ends below every 2017
 # run, and is lower at equal seconds, at equal steps and at half the time (each asserted for every seed). The
 # 2017-style runs end within 0.01 of each other, at **2.32**<!-- result: race_final_2017 -->.
 #
 # The timing: on one thread, one step of the 2024 block cost
-# 1.23<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
-# 1.18<!-- result: race_step_cost_rounds.min -->–1.30<!-- result: race_step_cost_rounds.max -->), so it took
-# **163**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
+# 1.20<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
+# 1.16<!-- result: race_step_cost_rounds.min -->–1.51<!-- result: race_step_cost_rounds.max -->), so it took
+# **166**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
 # afterwards, the 2024 runs took
-# 97<!-- result: race_time_share.min -->–108<!-- result: race_time_share.max -->% of their partners' seconds.
+# 104<!-- result: race_time_share.min -->–108<!-- result: race_time_share.max -->% of their partners' seconds.
 # The 2024 block was lower for good from
-# 24<!-- result: race_cross_pct.min -->–40%<!-- result: race_cross_pct.max --> of its partner's seconds:
+# 24<!-- result: race_cross_pct.min -->–26%<!-- result: race_cross_pct.max --> of its partner's seconds:
 # from that evaluation of either run on, it was lower at every later one (counting only times both runs had
 # reached; evaluations come every 20 steps, so this is coarse).
 #
