@@ -405,8 +405,9 @@ assert all(b > 100 * baseline_acc + 3 and b > cut + 2 for b, cut in zip(acc["bot
 acc_both, acc_left, acc_gpt = (sum(v) / len(v) / 100 for v in (acc["both"], acc["blanks"], acc["twin"]))  # means
 
 # %% [markdown]
-# One test sentence, read four ways by the models of the first seed, picked to show both effects (the folded
-# code says how); the chart after it counts every gap.
+# One test sentence, read four ways by the models of the first seed, picked to show two effects (the folded code
+# says how): the left side only misses a word both sides find, and the cut form answers with a word that ends
+# sentences. The chart after it counts every gap.
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 def as_words(ids: list[int]) -> str:
@@ -471,14 +472,17 @@ plt.show()
 #
 # What each comparison says:
 #
-# - both sides against left side only: what the words after the gap are worth to this model, at most (a long
-#   run of `<mask>` tokens is itself an input training never showed);
-# - left side only against 3 blanks (32%<!-- result: mlm_acc_fixed_blanks -->): the sentence's length is not
-#   why the blanks help;
-# - cut: about as good as always answering "the" (26.6%<!-- result: mlm_baseline -->), because a final `<mask>`
-#   always ended a sentence in training (the example above);
+# - both sides against left side only: roughly what the words after the gap are worth to this model (the long
+#   run of `<mask>` tokens may cost something by itself);
+# - cut: about as good as always answering "the" (26.6%<!-- result: mlm_baseline -->); with nothing after the
+#   `<mask>`, the model answers with words that end some training sentence (62%<!-- result: cut_guess_final_pct -->
+#   of its guesses, the twin's 36%<!-- result: twin_guess_final_pct -->, the right answers'
+#   39%<!-- result: final_answer_pct -->), as a final `<mask>` always did in training;
+# - 3 blanks, 32%<!-- result: mlm_acc_fixed_blanks -->: nearly the left side only's score, so the blanks help
+#   because they show that the sentence goes on, not by giving its exact length away;
 # - the decoder-only twin, 35%<!-- result: gpt_word_acc -->: what training left to right gives from the same
-#   left side; it also learned from more words, so its small lead is not the mask's alone.
+#   left side. It is scored on every word, the encoder-only model on about one in seven, so despite fewer steps
+#   the twin learned from more words in all: its small lead is not the mask's alone.
 #
 # Even both sides leave many gaps open: in "the ___ chases the mouse" any of a dozen animals fits.
 #
@@ -628,13 +632,12 @@ print(f"the twin beats the encoder-only model with the left side only for "
 # unlabelled text with the masked-token task above (*pre-training*), then add a small classification layer
 # and train the whole model a little on the labelled examples (*fine-tuning*). BERT reported gains with full
 # training sets. Howard & Ruder (2018) asked, for ULMFiT (a pre-trained language model fine-tuned to classify
-# text), whether pre-training lets fine-tuning get by with *fewer* labels. We ask it on chapter 11's HSK sentences (graded Chinese learners' sentences): classify a sentence's **topic**
-# (19<!-- result: num_topics --> classes, from the data) from its characters, with a twentieth, a fifth or all
-# of the training labels, starting once from an encoder pre-trained on the Chinese text of the training and
-# validation sentences (no labels, no test sentence), once from random weights. These are the study's two
-# *arms*, the two ways of starting that it compares; the model from scratch is the control. Expect little: the
-# unlabelled text is only the labelled text plus 400 sentences, so this shows how the recipe is carried out,
-# not its power.
+# text), whether pre-training lets fine-tuning get by with *fewer* labels. We ask it on chapter 11's HSK
+# sentences (graded Chinese learners' sentences): name a sentence's **topic** (19<!-- result: num_topics -->
+# classes) from its characters, with a twentieth, a fifth or all of the training labels. The study's two *arms*
+# start from an encoder pre-trained on the text of the training and validation sentences (no labels), or from
+# random weights (the control). Expect little: the unlabelled text is only the labelled text plus 400
+# sentences, so this shows the recipe, not its power.
 #
 # The package's masked-token code works on characters as section 2's did on words (each character chosen
 # with probability 15%, then BERT's 80/10/10 rule), and `pretrain_mlm` is the training loop around it (their
@@ -654,14 +657,12 @@ print(f"{len(topics)} topics; {len(unlabelled):,} unlabelled sentences for pre-t
       f"always answering the most frequent training topic: {majority:.1f}% of the test sentences")
 
 # %% [markdown]
-# Pre-training long enough to use the context takes minutes, so the book ships three pre-trained encoders inside the
-# package, made with the function above.
-# (This is how pre-trained models are used in practice: someone pays for pre-training once, and everyone
-# fine-tunes.) Below, the function first runs for a few steps from scratch, to show that the loss falls;
-# then the shipped encoders are loaded and their own records printed, beside two references: ln V, the loss
-# of a uniform guess, and the *entropy* of the characters' frequencies, −Σ p ln p over each character's
-# share p of the text: the mean loss of a guess that knows how frequent each character is but ignores the
-# context. The short demonstration only reaches about the second reference; getting below it, by using the
+# Pre-training long enough to use the context takes minutes, so the package ships three encoders made with the
+# function above (as in practice: someone pays for pre-training once, and everyone fine-tunes). Below, the
+# function first runs a few steps from scratch, to show that the loss falls; then the shipped encoders'
+# records are printed beside two references: ln V, the loss of a uniform guess, and the *entropy* of the
+# characters' frequencies, −Σ p ln p over each character's share p of the text: the mean loss of a guess that
+# knows how frequent each character is but ignores the context. The short demonstration only reaches about the second reference; getting below it, by using the
 # context, is what the shipped encoders' longer training bought.
 
 # %% tags=["nbval-ignore-output"]
@@ -731,9 +732,9 @@ for arm, now in again.items():
 
 # %% [markdown]
 # The finding first: **pre-training made no difference we can separate from noise.** The table gives both
-# arms' accuracies; the figure shows the *gain* of each run: the pre-trained encoder's accuracy minus that of
-# the control: the same model, started from the random weights the encoder had before its pre-training. A gain is measured in percentage *points*, the
-# difference of two accuracies given in %. Each gain carries
+# arms' accuracies; the figure shows the *gain* of each run, the pre-trained encoder's accuracy minus the
+# control's (the same model, started from the random weights the encoder had before its pre-training), in
+# percentage *points* (the difference of two accuracies given in %). Each gain carries
 # an error bar of two *standard errors* either side. A standard error is the typical size of a gain that
 # comes from the luck of which 400 test sentences were drawn rather than from the models (the block below says
 # how it is computed; the "How this was measured" blocks give each study's details); a bar crossing zero shows a gain that this luck alone could give.
@@ -1108,11 +1109,11 @@ for label, runs in lm_record.items():
 # On held-out paragraphs the Transformer reaches 2.34<!-- result: gpt_nats --> nats per character, only a
 # little below the bigram model's 2.391<!-- result: bigram_nats -->: in so short a time it has learned little
 # more than which letter follows which, and its training loss falls only slowly over the second half (the
-# figure, whose dotted bigram line is a validation loss, for scale). The LSTM, given about the same time, does clearly *better*, in every run, with fewer steps. Do not
+# figure; its dotted line is the bigram model's validation loss, for scale). The LSTM, given about the same time, does clearly *better*, in every run, with fewer steps. Do not
 # read this as "LSTMs beat Transformers": this LSTM has 2.8<!-- result: lm_param_ratio --> times the
 # parameters, and this Transformer must learn its 64 position vectors from scratch, which an LSTM does not need
 # (other possible reasons are listed below; none was tested). The Transformer's advantages lie elsewhere: all
-# positions computed in parallel (fast on a GPU), direct access to any earlier character (chapter 01's
+# positions computed in parallel (fast on a GPU), direct access to any earlier character (chapter 02's
 # bottleneck gone), and steady gains with size and data (Kaplan et al. 2020).
 
 # %% [markdown]
@@ -1190,8 +1191,8 @@ for temperature in (0.0, 0.5, 0.8, 1.2):
     print(f"T = {temperature}: {text_out}\n")
 
 # %% [markdown]
-# In these samples the model writes English-looking text: words of its training text ("sequence", "object",
-# "class", "exception") among invented ones ("contements", "sement"). Greedy decoding soon repeats one phrase;
+# In these samples the model writes English-looking text: words of its training text (in this run, e.g.
+# "sequence", "object", "class") among invented ones ("contements", "sement"). Greedy decoding soon repeats one phrase;
 # the higher the temperature, the fewer real words. (The sampled texts share their random numbers, so their
 # beginnings can look alike.) Good text needs far more training than this notebook can spend.
 #
@@ -1255,9 +1256,8 @@ for r in (header, *rows):
 # case is narrower (the prompt cache, one stack that both reads the prompt and writes): "won" describes what the
 # field built, not a measured verdict.
 #
-# (An RNN, too, generates at a constant cost per step, since its state *is* its cache; what it lacks is
-# parallel training and direct access to distant tokens. The Transformer's cache, in exchange, grows with
-# the text: chapters 13 and 14 deal with that.)
+# (An RNN's state *is* its cache, of constant size; the Transformer's cache grows with the text, which chapters
+# 13 and 14 deal with.)
 
 # %% [markdown]
 # <details class="measured"><summary>How this was checked: the scaling claim</summary>
