@@ -30,6 +30,7 @@ from tformer.book.topics import (
     LR,
     WEIGHT_DECAY,
     fine_tune_model,
+    topic_accuracy,
     topic_correct,
     topic_data,
 )
@@ -58,7 +59,7 @@ def main(argv: list[str]) -> None:
         for fraction in FRACTIONS:
             for arm, begin in (("pre-trained", encoder), ("scratch", None)):
                 right = topic_correct(fine_tune_model(begin, config, data, fraction, seed), data)
-                acc = 100 * int(right.sum()) / len(right)  # as fine_tune computes it
+                acc = topic_accuracy(right)
                 accuracy[arm].setdefault(str(fraction), []).append(acc)
                 correct[arm].setdefault(str(fraction), []).append("".join("1" if r else "0" for r in right.tolist()))
                 print(f"seed {seed}, {fraction:>4} of the labels, {arm:>11}: {acc:.2f}%", flush=True)

@@ -28,7 +28,7 @@ from tformer.environment import check_device, seed_everything
 from tformer.models import EncoderOnlyConfig, EncoderOnlyTransformer
 
 __all__ = ["FINETUNE_STEPS", "FRACTIONS", "RECORD", "TopicData", "fine_tune", "fine_tune_model", "load_finetune_record",
-           "topic_correct", "topic_data", "topic_logits"]
+           "topic_accuracy", "topic_correct", "topic_data", "topic_logits"]
 
 FINETUNE_STEPS = 150  # fine-tuning steps of every run, whatever the share of labels
 FRACTIONS = (0.05, 0.2, 1.0)  # shares of the training labels: a twentieth, a fifth, all
@@ -133,8 +133,7 @@ def fine_tune(start: EncoderOnlyTransformer | None, config: dict[str, Any], data
         The accuracy in percent: 100 x (sentences right) / (test sentences), computed exactly.
     """
     model = fine_tune_model(start, config, data, fraction, seed, steps=steps, device=device)
-    right = topic_correct(model, data)
-    return 100 * int(right.sum()) / len(right)  # exact: whole sentences, no float32 rounding
+    return topic_accuracy(topic_correct(model, data))
 
 
 def fine_tune_model(start: EncoderOnlyTransformer | None, config: dict[str, Any], data: TopicData, fraction: float,
@@ -222,6 +221,26 @@ def topic_correct(model: EncoderOnlyTransformer, data: TopicData) -> Tensor:
         guesses = torch.cat([topic_logits(model, pad_sequences(data.x_test[i : i + 200]).to(device)).argmax(-1).cpu()
                              for i in range(0, len(data.x_test), 200)])
     return guesses == data.y_test
+
+
+def topic_accuracy(right: Tensor) -> float:
+    """The accuracy in percent of :func:`topic_correct`'s answer: 100 x (sentences right) / (sentences).
+
+    Computed exactly from whole sentences (an int over an int), so it does not depend on float32 rounding.
+
+    Args:
+        right: a bool tensor ``(N,)``, one entry per test sentence, True where the topic was named correctly.
+
+    Raises:
+        TypeError: if ``right`` is not a tensor of dtype ``torch.bool``.
+        ValueError: if ``right`` is not one-dimensional or is empty.
+    """
+    check_type("right", right, Tensor)
+    if right.dtype != torch.bool:
+        raise TypeError(f"right: expected a bool tensor (topic_correct's answer), got dtype {right.dtype}")
+    if right.dim() != 1 or right.numel() == 0:
+        raise ValueError(f"right: expected a non-empty one-dimensional tensor (N,), got shape {tuple(right.shape)}")
+    return 100 * int(right.sum()) / right.numel()
 
 
 def load_finetune_record() -> dict[str, Any]:

@@ -20,6 +20,7 @@ from tformer.book.topics import (
     fine_tune,
     fine_tune_model,
     load_finetune_record,
+    topic_accuracy,
     topic_correct,
     topic_data,
 )
@@ -180,3 +181,22 @@ def test_topic_data_refuses_what_would_give_a_wrong_answer(data: TopicData, fiel
     }[value]
     with pytest.raises(error, match=message):
         dataclasses.replace(data, **{field: bad})
+
+
+def test_topic_accuracy_counts_whole_sentences_and_agrees_with_the_stored_grid(record: dict) -> None:
+    assert topic_accuracy(torch.tensor([True, False, True, True])) == 75.0
+    for arm in ("pre-trained", "scratch"):
+        for fraction in record["fractions"]:
+            for acc, right in zip(record["accuracy"][arm][fraction], record["correct"][arm][fraction], strict=True):
+                assert topic_accuracy(torch.tensor([c == "1" for c in right])) == acc
+
+
+@pytest.mark.parametrize(("right", "error", "words"), [
+    ([1, 0, 1], TypeError, "Tensor"),
+    (torch.tensor([1, 0, 1]), TypeError, "bool"),
+    (torch.tensor([[True, False]]), ValueError, "one-dimensional"),
+    (torch.tensor([], dtype=torch.bool), ValueError, "non-empty"),
+])
+def test_topic_accuracy_refuses_what_is_not_a_row_of_right_and_wrong(right, error, words: str) -> None:
+    with pytest.raises(error, match=words):
+        topic_accuracy(right)
