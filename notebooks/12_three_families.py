@@ -125,7 +125,7 @@ print(f"device: {device.type}")
 #
 # | family | examples | how attention is masked | pre-training task | good at |
 # |---|---|---|---|---|
-# | encoder-only | BERT, RoBERTa | nothing masked: every word sees the whole sentence, both directions | fill in the blanks (masked-token prediction) | understanding: classification, tagging, retrieval, sentence vectors |
+# | encoder-only | BERT, RoBERTa | nothing masked: every word sees the whole sentence, both directions | fill in the blanks (masked-token prediction) | understanding: classification, tagging, retrieval (finding matching texts), sentence vectors |
 # | decoder-only | GPT, LLaMA, Qwen | causal mask: every word sees itself and the words to its left | continue the text (next-token prediction) | generation: dialogue, writing, code |
 # | encoder-decoder | T5, BART, the original Transformer | encoder unmasked, decoder causal, cross-attention sees the whole source | reconstruct corrupted text (denoising), or translate | conditional generation: translation, summarisation |
 #
@@ -293,7 +293,8 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 #
 # Why not simply cut the sentence after the gap? In training, a `<mask>` with nothing after it was always a
 # sentence's last word, so a cut sentence asks the model for a word that ends a sentence, which is a different
-# question. The blanks keep the question closer to the one asked in training.
+# question. The blanks keep it closer to the one asked in training. (They also tell the model the sentence's
+# length; the "How this was measured" note after the chart checks that this gives little away.)
 #
 # Two references: a decoder-only **twin**, the same blocks trained the other way, which predicts each word from
 # the words on its left, as it was trained to (its input starts with `<bos>`, the beginning-of-sentence token);
@@ -305,8 +306,8 @@ positions = [int(torch.randint(len(s), (1,), generator=gen)) for s in test_sente
 answers = torch.tensor([s[p] for s, p in zip(test_sentences, positions, strict=True)])  # (number of test sentences,)
 both_sides = [[*s[:p], MASK_ID, *s[p + 1 :]] for s, p in zip(test_sentences, positions, strict=True)]
 left_blanks = [[*s[:p], *[MASK_ID] * (len(s) - p)] for s, p in zip(test_sentences, positions, strict=True)]
-left_three = [[*s[:p], *[MASK_ID] * 3] for s, p in zip(test_sentences, positions, strict=True)]  # the block's length check
-left_cut = [[*s[:p], MASK_ID] for s, p in zip(test_sentences, positions, strict=True)]  # the block's cut form
+left_three = [[*s[:p], *[MASK_ID] * 3] for s, p in zip(test_sentences, positions, strict=True)]  # a check in the note after the chart
+left_cut = [[*s[:p], MASK_ID] for s, p in zip(test_sentences, positions, strict=True)]  # the note's cut form
 left_for_gpt = [[BOS_ID, *s[:p]] for s, p in zip(test_sentences, positions, strict=True)]  # predict the next word
 
 
@@ -331,8 +332,8 @@ final_words = set(sentence_ends)  # the words that ever end a training sentence
 
 # %% [markdown]
 # The twin: the same settings, the causal mask, and the next word as its target. Every word is a target for it,
-# against about one word in seven for the encoder-only model, so a fair comparison gives it fewer steps: as many
-# as it takes to learn from as many target words as the encoder-only model did in its
+# against about one word in seven for the encoder-only model, so to learn from the same amount it needs fewer
+# steps: as many as it takes to learn from as many target words as the encoder-only model did in its
 # 1000<!-- result: word_steps --> steps. That is 157<!-- result: twin_steps --> steps.
 
 # %%
@@ -476,18 +477,18 @@ plt.show()
 #
 # What the chart says:
 #
-# - The drop from both sides to the left side only is roughly what the words after the gap are worth to this
-#   model. Roughly, because a long run of `<mask>` tokens practically never occurs in training and may cost
-#   something by itself.
+# - The drop from both sides to the left side only is roughly the most that the words after the gap are worth
+#   to this model: part of it may come from the long run of `<mask>` tokens, which practically never occurs in
+#   training.
 # - The decoder-only twin, trained on as many target words, recovers 35%<!-- result: gpt_word_acc --> from the
 #   same left side, a little more than the encoder-only model, in every run: it is used the way it was trained.
 # - Every form in the chart is above always answering "the" (26.6%<!-- result: mlm_baseline -->).
 #
-# Even both sides leave many gaps open: in "the ___ chases the mouse" any of a dozen animals fits.
+# Even both sides leave gaps open: in "the ___ chases the mouse" any of a dozen animals fits.
 #
 # Asking an encoder-only model to write is like asking someone who has only ever done cloze tests with the
 # whole page in view to continue a story with the rest of the page covered. So BERT-style models are used to
-# understand text (classify it, tag it, embed it) and GPT-style models to write it.
+# understand text (classify it, tag it) and GPT-style models to write it.
 
 # %% tags=["hide-cell", "nbval-ignore-output"] jupyter={"outputs_hidden": true, "source_hidden": true}
 # The run record behind the block below: what each model saw, per-seed scores, and the quirk's numbers
@@ -536,11 +537,20 @@ print(f"the left-side-only input: a run of {blank_run:.1f} <mask> tokens on aver
 # What the text says, every seed: the blanks give some of the cut form's fall back, and little of that is the
 # length; the rest stays lost; the twin beats every left-side form and stays below both sides
 assert min(blanks_share) > 0 and min(words_gain) > 0, (blanks_share, words_gain)
-assert max(true_vs_fixed) < 0.5 * min(blanks_gain)
+if not BIG:  # measured at the CPU budget only
+    assert max(true_vs_fixed) < 0.5 * min(blanks_gain)
 print("the twin minus the best left-side form of the encoder-only model, per seed (points): " + ", ".join(
     f"{t - max(c, m, f):+.2f}" for t, c, m, f in zip(acc["twin"], acc["cut"], acc["blanks"], acc["three"], strict=True)))
-assert all(b > t > max(c, m, f) for b, t, c, m, f in zip(acc["both"], acc["twin"], acc["cut"], acc["blanks"],
-                                                          acc["three"], strict=True)), acc
+# the twin's lead over the left side only, per seed, in standard errors of the test draw (paired: per gap,
+# d = twin right - encoder-only right, as for the pre-training study below)
+lead_z = []
+for t_guess, m_guess in zip(guesses["twin"], guesses["blanks"], strict=True):
+    d = (t_guess == answers).double() - (m_guess == answers).double()  # (number of test sentences,)
+    lead_z.append(d.mean().item() / (d.std().item() / math.sqrt(len(d))))
+print(f"the twin's lead over the left side only, in standard errors: {results.record_runs('twin_lead_z', lead_z)}")
+if not BIG:  # measured at the CPU budget only
+    assert all(b > t > max(c, m, f) for b, t, c, m, f in zip(acc["both"], acc["twin"], acc["cut"], acc["blanks"],
+                                                              acc["three"], strict=True)), acc
 # the cut form's quirk: with nothing after the gap, does the model guess words that end sentences?
 final_types = results.record("final_types", len(final_words))
 word_types = results.record("word_types", V_WORDS - 5)
@@ -601,7 +611,11 @@ print(f"the twin beats the encoder-only model with the left side only for "
 # | the same, cut after the gap (unfair) | 19.60<!-- result: mlm_acc_cut.min -->–29.25%<!-- result: mlm_acc_cut.max --> |
 # | decoder-only twin, left side only | 34.65<!-- result: gpt_word_acc.min -->–35.75%<!-- result: gpt_word_acc.max --> |
 #
-# At every seed the twin is ahead of every left-side form and behind both sides.
+# At every seed the twin is ahead of every left-side form and behind both sides. Its lead over the left side only
+# is 1.3<!-- result: twin_lead_z.min -->–4.2<!-- result: twin_lead_z.max --> standard errors of the test draw
+# (paired per gap, as in the pre-training study below): in one run it is within the luck of the draw. It is won
+# with fewer updates (157<!-- result: twin_steps --> against 1000<!-- result: word_steps -->), so if anything it
+# understates what training left to right is worth.
 #
 # **The cut form.** In training, a `<mask>` with nothing after it was always a sentence's last word. Cut right
 # after the gap, 62.10<!-- result: cut_guess_final_pct.min -->–62.50%<!-- result: cut_guess_final_pct.max --> of
@@ -662,13 +676,11 @@ print(f"{len(topics)} topics; {len(unlabelled):,} unlabelled sentences for pre-t
 
 # %% [markdown]
 # Pre-training long enough to use the context takes minutes, so the package ships three encoders made with this
-# function (as in practice: someone pays for pre-training once, and everyone fine-tunes). Below, the function
-# first runs a few steps, to show that the loss falls. Then the shipped encoders' losses are printed beside two
-# references: ln V, the loss of a uniform guess, and the *entropy* of the characters' frequencies, −Σ p ln p over
-# each character's share p of the text: the loss of a guess that knows how frequent each character is but ignores
-# the context. The short demonstration gets about as far as the entropy; the shipped encoders, trained longer,
-# get well below it by using the context. Their settings (the first line printed) use chapter 09's pre-norm
-# block (`norm_first: True`), which chapter 09 found to learn sooner, rather than section 1's default.
+# function (as in practice: someone pays for pre-training once, and everyone fine-tunes). Below, a few steps
+# show that the loss falls; then the shipped encoders' losses are printed beside two references: ln V, a uniform
+# guess, and the *entropy* −Σ p ln p over each character's share p of the text, the loss of a guess that knows
+# each character's frequency but ignores the context. The shipped encoders get well below it, by using the
+# context. They use chapter 09's pre-norm block (`norm_first: True` in the first line printed).
 
 # %% tags=["nbval-ignore-output"]
 CHECKPOINTS = resources.files("tformer.book.checkpoints")
@@ -705,7 +717,7 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
 
 # %% [markdown]
 # Fine-tuning is the same for both arms: the mean of the sentence's character vectors (*mean pooling*, instead
-# of section 1's pooler, which BERT trains with a second task not run here) goes
+# of section 1's pooler, which BERT trains with a second task, next-sentence prediction, not run here) goes
 # through a linear layer that scores each topic, and the whole model trains with AdamW (Adam with weight decay,
 # which shrinks every weight a little at each step) on batches of 32 labelled sentences. The package's
 # `fine_tune_model` does it (its code, folded below, is mostly checks of its arguments).
@@ -740,8 +752,10 @@ for arm, now in again.items():
 # arms' accuracies. The figure shows each run's *gain*: the pre-trained encoder's accuracy minus the control's
 # (the same model, started from the random weights the encoder had before pre-training), in percentage *points*
 # (the difference of two accuracies given in %). Had another 400 test sentences been drawn, each gain would come
-# out different, typically by one *standard error* (the block below gives its formula). The error bars span
-# two standard errors either side: a bar that reaches zero is a gain that the luck of the draw alone could give.
+# out different, typically by one *standard error*. For an accuracy near 30% measured on 400 sentences that is
+# √(0.3 × 0.7 / 400) ≈ 2.3<!-- result: sampling_sd --> points, and each gain's own standard error is about as
+# large (the "How this was measured" note below explains why). The error bars span two standard errors either
+# side: a bar that reaches zero is a gain that the luck of the draw alone could give.
 
 # %%
 print(f"topic accuracy on the test split (%), mean of {len(SEEDS)} seeds; {FINETUNE_STEPS} fine-tuning steps")
@@ -788,6 +802,11 @@ for s_i, seed in enumerate(SEEDS):
     xs = [x * (1 + 0.08 * (s_i - 1)) for x in shares]  # side by side, so the bars do not hide each other
     ax.errorbar(xs, [gains[f][s_i] for f in FRACTIONS], yerr=[2 * gain_se[f][s_i] for f in FRACTIONS], fmt="o",
                 capsize=3, label=f"seed {seed}")
+f_z, i_z = max(((f, i) for f in FRACTIONS for i in range(len(SEEDS))),
+               key=lambda fi: abs(gains[fi[0]][fi[1]]) / gain_se[fi[0]][fi[1]])  # the gain farthest from zero
+end = gains[f_z][i_z] - 2 * gain_se[f_z][i_z] * (1 if gains[f_z][i_z] > 0 else -1)  # its bar's end nearest zero
+ax.annotate(f"closest to clearing zero:\nits bar ends at {end:+.2f} points", xy=(100 * f_z * (1 + 0.08 * (i_z - 1)), end),
+            xytext=(100 * f_z * 1.6, end - 3), fontsize=8, arrowprops={"arrowstyle": "->", "color": "grey"})
 ax.set(xscale="log", xlabel="labelled training sentences (%)", ylabel="pre-trained − from scratch\n(points)",
        title="The gain per run, ± 2 standard errors: every bar reaches zero")
 ax.set_xticks(shares, ["5", "20", "100"])
@@ -802,7 +821,7 @@ plt.show()
 # with all the labels, a little lower in all three; with the fewest labels, where ULMFiT's gains were largest,
 # the sign changes from run to run. Every bar reaches zero (the closest, at 1.95<!-- result: gain_z_max -->
 # standard errors, only just), so no single gain stands out from luck, and the average of the fifth's three runs
-# is a hint at most (the block below tests it). No surprise: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019,
+# is a hint at most (the note below tests it). No surprise: BERT pre-trained on about 3.3 billion words (Devlin et al. 2019,
 # §3.1), these encoders on a few thousand sentences. Every score is far above always answering the most
 # frequent topic (8.3%<!-- result: majority_topic -->) and far below perfect.
 
@@ -923,7 +942,11 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 #
 # The writing team alone, with the causal mask, trained to continue text: at every position, predict the next
 # character. The text is English prose that ships with Python itself (the help pages behind `help("if")`), so
-# nothing is downloaded. The loss is in **nats per character** on held-out paragraphs. Two baselines:
+# nothing is downloaded. The loss is in **nats per character** on held-out paragraphs. Expect the Transformer to
+# lose the first comparison below: trained for seconds, a small LSTM is the stronger character model. What this
+# section shows is how a decoder-only model learns to write. The Transformer's strengths (every position trained
+# in parallel, direct access to any earlier character, steady gains with size) do not show at this size. Two
+# baselines:
 #
 # - a **bigram** model: p(next | current character), counted on the training text (every count gets 0.01 added,
 #   so no pair has probability zero);
@@ -944,8 +967,8 @@ print(f"uniform guess: {uniform:.3f} nats/char;  bigram model: {bigram:.3f} nats
 
 # %% [markdown]
 # The Transformer: 2 causal blocks, D = 64 (d_model), 4 heads, F = 256 (the FFN's width), learned positions, no dropout, windows of 64
-# characters. The LSTM: one layer of 256 units. Both get about the same training *time*, measured rather
-# than guessed: the Transformer trains for 200<!-- result: lm_tf_steps --> steps, and the LSTM gets as many
+# characters. The LSTM: one layer of 256 units. Both get about the same training *time* on one CPU thread,
+# measured rather than guessed: the Transformer trains for 200<!-- result: lm_tf_steps --> steps, and the LSTM gets as many
 # steps as fit into the same time.
 
 # %% [markdown]
@@ -959,8 +982,9 @@ print(f"uniform guess: {uniform:.3f} nats/char;  bigram model: {bigram:.3f} nats
 # how many steps fit into a second moves with the machine and with whatever else it runs, and at this budget
 # the training loss is still falling when the budget ends (printed below at the first step, around the
 # halfway point and over the last twenty; lower at each, checked), so a few steps more or less would move
-# the result. The clock is this process's CPU time (`time.process_time`) when torch uses one thread, and the
-# wall clock with several threads or on a GPU (`training_clock`; `BIG` gives a larger budget). Each model
+# the result. On a CPU both models train on one thread and the clock is this process's CPU time
+# (`time.process_time`), so the budget means the same whatever thread count the machine would use; on a GPU it is
+# the wall clock (`training_clock`; `BIG` gives a larger budget). Each model
 # trains from three seeds (initial weights and the stream of windows).
 #
 # </details>
@@ -969,7 +993,9 @@ print(f"uniform guess: {uniform:.3f} nats/char;  bigram model: {bigram:.3f} nats
 BLOCK, BATCH = 64, (32 if BIG else 16)
 LM_TF_STEPS = 1500 if BIG else 200  # the budget: the time of this many Transformer steps, per model and seed
 LM_LR = 3e-3 if BIG else 6e-3  # the peak learning rate of both character models
-clock = training_clock(device)  # CPU seconds on one thread; the wall clock with several, or on a GPU
+if not BIG:  # on a CPU, train and time on one thread, so "the same time" means the same at any thread count
+    torch.set_num_threads(1)
+clock = training_clock(device)  # CPU seconds on one thread; on a GPU, the wall clock
 
 
 class CharLSTM(nn.Module):
@@ -1116,29 +1142,27 @@ for label, runs in lm_record.items():
 # On held-out paragraphs (lower is better) the Transformer reaches 2.34<!-- result: gpt_nats --> nats per
 # character, only a little below the bigram model's 2.391<!-- result: bigram_nats -->: in so short a time it has
 # learned little more than which letter follows which. The LSTM, given about the same time, reaches
-# 1.88<!-- result: lstm_nats -->, clearly better, in every run, and with fewer steps. The figure shows that the
+# 1.89<!-- result: lstm_nats -->, clearly better, in every run, and with fewer steps. The figure shows that the
 # small differences in time do not explain it: halfway through its run the LSTM's training loss is already below
 # the Transformer's at the end (the dotted line is the bigram model's validation loss, for scale). Do not read
 # this as "LSTMs beat Transformers": this LSTM has 2.8<!-- result: lm_param_ratio --> times the parameters, and
-# this Transformer must learn its 64 position vectors from scratch, which an LSTM does not need (the block
-# lists other possible reasons). The Transformer's advantages lie elsewhere: all
-# positions computed in parallel (fast on a GPU), direct access to any earlier character (chapter 02's
-# bottleneck gone), and steady gains with size and data (Kaplan et al. 2020).
+# this Transformer must learn its 64 position vectors from scratch, which an LSTM does not need (the note
+# lists other possible reasons).
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Three seeds per model. The Transformer, after 200<!-- result: lm_tf_steps --> steps
-# (3.06<!-- result: lm_tf_seconds.min -->–3.21<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
+# (3.29<!-- result: lm_tf_seconds.min -->–3.44<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
 # 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> nats per character,
 # 0.040<!-- result: gpt_gain.min -->–0.069<!-- result: gpt_gain.max --> below the bigram model. The LSTM reaches
-# 1.873<!-- result: lstm_nats.min -->–1.895<!-- result: lstm_nats.max -->, below the Transformer of the same seed
-# by 0.449<!-- result: lstm_lead.min -->–0.472<!-- result: lstm_lead.max --> nats. The code checks both orders
+# 1.876<!-- result: lstm_nats.min -->–1.907<!-- result: lstm_nats.max -->, below the Transformer of the same seed
+# by 0.439<!-- result: lstm_lead.min -->–0.463<!-- result: lstm_lead.max --> nats. The code checks both orders
 # at every seed.
 #
-# **Equal time.** By the median of the timing rounds an LSTM step costs 1.17<!-- result: lm_lstm_step_cost -->
-# Transformer steps; the runs' own times give 1.16<!-- result: lstm_step_cost.min -->–1.33<!-- result:
-# lstm_step_cost.max -->, so the LSTM trained for 99<!-- result: lstm_time_share.min -->–114%<!-- result:
+# **Equal time.** By the median of the timing rounds an LSTM step costs 1.18<!-- result: lm_lstm_step_cost -->
+# Transformer steps; the runs' own times give 1.21<!-- result: lstm_step_cost.min -->–1.30<!-- result:
+# lstm_step_cost.max -->, so the LSTM trained for 102<!-- result: lstm_time_share.min -->–110%<!-- result:
 # lstm_time_share.max --> of the Transformer's time with the same seed (timings move with the machine's load,
 # so these figures move from run to run, by up to a quarter). That imbalance does not explain the lead: halfway through its
 # run the LSTM's training loss is already below the Transformer's at the end, and over the whole second half
@@ -1181,7 +1205,7 @@ gpt = long_runs["Transformer"][0]["model"]  # seed 0: the model that writes and 
 # %% [markdown]
 # Trained three times as long, the Transformer reaches 1.61<!-- result: gpt_long_nats --> nats per character, every
 # run much lower (better) than the bigram model's 2.391<!-- result: bigram_nats -->. The LSTM reaches
-# 1.37<!-- result: lstm_long_nats --> and stays ahead in every run, though the gap narrows (the block below gives
+# 1.38<!-- result: lstm_long_nats --> and stays ahead in every run, though the gap narrows (the note below gives
 # the numbers, with each run's share of the time). So at both budgets tried the LSTM is ahead, by less at the
 # longer one. The samples below come from the Transformer.
 
@@ -1190,12 +1214,12 @@ gpt = long_runs["Transformer"][0]["model"]  # seed 0: the model that writes and 
 #
 # Each model trains for three times its own steps in the race above, from the same three seeds and with the same
 # recipe: 600<!-- result: long_steps --> steps for the Transformer, three times the race's step count for the
-# LSTM, which took 89<!-- result: lstm_long_time_share.min -->–99%<!-- result: lstm_long_time_share.max --> of
+# LSTM, which took 94<!-- result: lstm_long_time_share.min -->–111%<!-- result: lstm_long_time_share.max --> of
 # the Transformer's measured time with the same seed. Validation loss, lowest and highest of the three runs: the Transformer
 # 1.583<!-- result: gpt_long_nats.min -->–1.654<!-- result: gpt_long_nats.max -->, the LSTM
-# 1.368<!-- result: lstm_long_nats.min -->–1.376<!-- result: lstm_long_nats.max --> nats per character. The
-# LSTM's lead over the Transformer, per seed, shrinks from 0.449<!-- result: lstm_lead.min -->–0.472<!-- result:
-# lstm_lead.max --> to 0.215<!-- result: lstm_long_lead.min -->–0.284<!-- result: lstm_long_lead.max --> nats;
+# 1.374<!-- result: lstm_long_nats.min -->–1.380<!-- result: lstm_long_nats.max --> nats per character. The
+# LSTM's lead over the Transformer, per seed, shrinks from 0.439<!-- result: lstm_lead.min -->–0.463<!-- result:
+# lstm_lead.max --> to 0.209<!-- result: lstm_long_lead.min -->–0.280<!-- result: lstm_long_lead.max --> nats;
 # at every seed it shrinks and stays positive. The time share moves with the machine's load from run to run of
 # this page. Longer runs were not tried.
 #
@@ -1249,10 +1273,9 @@ _ = results.record("ed_bleu", ed_bleu)
 # %% [markdown]
 # ## 5. The comparison table, measured
 #
-# Section 1's table (after the one in the source articles, the three Chinese articles this book follows),
-# shortened, with a new column for what each family did here: averages over three training runs, and for the
-# encoder-decoder chapter 10's one run, trained on translation. Each family is measured on its own task and
-# data, so the numbers cannot be compared across rows:
+# Section 1's table (after the source articles', the three Chinese articles this book follows), shortened, with a
+# column for what each family did here (averages of three training runs; the encoder-decoder row is chapter 10's
+# one run). Each family is measured on its own task and data, so the numbers cannot be compared across rows:
 
 # %% tags=["nbval-ignore-output"]
 rows = [
@@ -1272,7 +1295,7 @@ for r in (header, *rows):
 # %% [markdown]
 # ## 6. Why decoder-only won
 #
-# Three reasons are usually given, and two of them we can see on this CPU.
+# Three reasons are usually given, and two of them we can see in this chapter.
 #
 # 1. **Training is the task.** A decoder-only model is trained to continue text, and continuing text is what
 #    it is used for; every position of every training window gives a next-token loss. The encoder-only model
@@ -1284,12 +1307,13 @@ for r in (header, *rows):
 #    and values are kept. One of the source articles calls this reusing the cache to the fullest.
 # 3. **Scaling.** Larger decoder-only models kept improving smoothly and predictably with more parameters,
 #    data and compute (Kaplan et al. 2020, whose Transformers were all decoder-only). It takes a GPU cluster to
-#    show, not this notebook (the block below qualifies the source articles' version of this claim).
+#    show, not this notebook (the note below qualifies the source articles' version).
 #
 # Against the encoder-only family the first two reasons are strong. Against the encoder-decoder they are
 # narrower: its decoder is also trained to continue text and caches its own output (chapter 10). What it lacks
-# is a cache that grows across turns: its encoder reads the source in both directions, so a new turn changes
-# every earlier encoder state and the whole history is read again. It also needs two stacks joined by
+# is a cache that grows across turns. Run a chat through an encoder-decoder and the history so far is the
+# encoder's input; the encoder reads it in both directions, so a new turn changes every earlier encoder state
+# and the whole history is read again. It also needs two stacks joined by
 # cross-attention, where a decoder-only model reads the prompt and writes the answer with one. So "won" describes what the field went
 # on to build for large general-purpose models, not a verdict measured here.
 #
@@ -1308,7 +1332,8 @@ for r in (header, *rows):
 # </details>
 
 # %% [markdown]
-# First the cache's correctness: cached and uncached greedy generation give the same characters. Then its
+# Reason 2, measured on section 3's model. First, correctness: cached and uncached greedy generation
+# give the same characters. Then its
 # value: the time to generate n characters, with and without it (the timing needs no sensible text, so it runs
 # past the 64 trained positions).
 
@@ -1330,7 +1355,8 @@ print(f"cached and uncached generation: the same characters at all {len(lengths)
 speedups = [w / c for w, c in zip(cache_times[False], cache_times[True], strict=True)]
 for n, c, w, s in zip(lengths, cache_times[True], cache_times[False], speedups, strict=True):
     print(f"{n:>4} new characters: with cache {c:.3f} s, without {w:.3f} s -> speed-up {s:.1f}×")
-assert speedups[-1] > 1.0 and speedups[-1] > speedups[0]
+# single timings are noisy: compare the three longest outputs with the three shortest
+assert statistics.mean(speedups[-3:]) > max(1.0, statistics.mean(speedups[:3]))
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 fig, ax = plt.subplots(figsize=(6.4, 3.6))
@@ -1344,7 +1370,7 @@ plt.show()
 # The tokens are identical. Without the cache, step t reprocesses all t earlier positions, so the total work
 # grows at least with the square of the length; with it, each step handles one new position (its attention still
 # reads every cached key). At this small size each step's fixed cost (the Python loop, the calls into torch) is a
-# large part of the time, so the saving is modest, though larger for the longest outputs than the shortest. Only a model whose earlier
+# large part of the time, so the saving is modest, though larger for the long outputs than the short ones. Only a model whose earlier
 # states never depend on later tokens can keep such a cache.
 
 # %% [markdown]
@@ -1361,16 +1387,16 @@ plt.show()
 #
 # - One stack of blocks makes three families: no mask (encoder-only), a causal mask (decoder-only), or both
 #   plus cross-attention (encoder-decoder).
-# - After a short training run, this encoder-only model fills 41%<!-- result: mlm_acc --> of cloze gaps with both
-#   sides in view. Hide the right-hand words, as writing must, and it fills fewer; a decoder-only twin trained
-#   on as many target words does slightly better from the same left side.
-# - Pre-training an encoder on this little unlabelled text, for minutes, made no difference we could separate
-#   from noise:
-#   mixed with a twentieth of the labels, a little ahead with a fifth, a little behind with all of them. BERT
-#   and ULMFiT measured their gains with far more text and larger models.
-# - A small decoder-only character model trained for seconds is barely better than a bigram model, and an LSTM
-#   given about the same time beats it. Trained three times as long, both improve a lot, and the LSTM stays
-#   ahead, by less. Temperature trades safety for variety.
+# - After a short training run (1000<!-- result: word_steps --> steps), this encoder-only model fills
+#   41%<!-- result: mlm_acc --> of cloze gaps with both sides in view. Hide the right-hand words, as writing
+#   must, and it fills fewer; a decoder-only twin trained on as many target words does slightly better from the
+#   same left side.
+# - Pre-training an encoder on this little unlabelled text (240<!-- result: pretrain_seconds --> CPU seconds)
+#   made no difference we could separate from noise. BERT and ULMFiT measured their gains with far more text and
+#   larger models.
+# - A small decoder-only character model trained for seconds (200<!-- result: lm_tf_steps --> steps) is barely
+#   better than a bigram model, and an LSTM given about the same time on one CPU thread beats it. Trained three
+#   times as long, both improve a lot, and the LSTM stays ahead, by less. Temperature trades safety for variety.
 # - Two of the usual reasons decoder-only models won show here: an encoder-only model's training does not match
 #   writing (the drop above), and causal attention lets generation cache keys and values (a modest saving at this
 #   size); the third, scaling, is not tested here.

@@ -226,16 +226,20 @@ def topic_correct(model: EncoderOnlyTransformer, data: TopicData) -> Tensor:
 def topic_accuracy(right: Tensor) -> float:
     """The accuracy in percent of :func:`topic_correct`'s answer: 100 x (sentences right) / (sentences).
 
-    Computed exactly from whole sentences (an int over an int), so it does not depend on float32 rounding.
+    An int over an int (whole sentences), so it is free of float32 rounding and the same on every machine.
 
     Args:
         right: a bool tensor ``(N,)``, one entry per test sentence, True where the topic was named correctly.
 
     Raises:
-        TypeError: if ``right`` is not a tensor of dtype ``torch.bool``.
+        TypeError: if ``right`` is not a tensor of dtype ``torch.bool``, or holds no data (a meta tensor) or is
+            nested.
         ValueError: if ``right`` is not one-dimensional or is empty.
     """
     check_type("right", right, Tensor)
+    if right.is_meta or right.is_nested:
+        raise TypeError("right: expected a tensor that holds its values (topic_correct's answer), got a "
+                        f"{'meta' if right.is_meta else 'nested'} tensor")
     if right.dtype != torch.bool:
         raise TypeError(f"right: expected a bool tensor (topic_correct's answer), got dtype {right.dtype}")
     if right.dim() != 1 or right.numel() == 0:
