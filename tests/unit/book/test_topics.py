@@ -197,6 +197,8 @@ def test_topic_accuracy_counts_whole_sentences_and_agrees_with_the_stored_grid(r
     (torch.tensor([[True, False]]), ValueError, "one-dimensional"),
     (torch.tensor([], dtype=torch.bool), ValueError, "non-empty"),
     (torch.ones(3, dtype=torch.bool, device="meta"), TypeError, "meta"),
+    (torch.nested.nested_tensor([torch.ones(2, dtype=torch.bool), torch.ones(3, dtype=torch.bool)]), TypeError,
+     "nested"),
 ])
 def test_topic_accuracy_refuses_what_is_not_a_row_of_right_and_wrong(right, error, words: str) -> None:
     with pytest.raises(error, match=words):
