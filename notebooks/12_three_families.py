@@ -416,8 +416,9 @@ assert min(acc["blanks"] + acc["twin"]) > 100 * baseline_acc + 3  # every form i
 acc_both, acc_left, acc_gpt = (sum(v) / len(v) / 100 for v in (acc["both"], acc["blanks"], acc["twin"]))  # means
 
 # %% [markdown]
-# A hand-picked example (not a typical one), read by the first run of each model: a short test sentence where
-# both sides give the hidden word back and the left side only does not. The left side alone may not settle the word for any model; the chart after it counts every gap.
+# A hand-picked example (not a typical one), read by one trained copy of each model: a short test sentence where
+# both sides give the hidden word back and the left side only does not. (From the left side alone, the word may
+# be impossible to tell, even for a perfect model.) The chart after it counts every gap.
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 def as_words(ids: list[int]) -> str:
@@ -478,11 +479,13 @@ plt.show()
 # What the chart says:
 #
 # - The drop from both sides to the left side only, 8.5<!-- result: mlm_words_gain --> percentage points, is
-#   roughly what the words after the gap are worth to this model: not exactly, since the blanks give away the
-#   sentence's length, and their long run, never seen in training, may hurt.
+#   roughly what the words after the gap are worth to this model. (Roughly: the blanks give away the sentence's
+#   length, and a run of about 8<!-- result: blank_run_mean --> `<mask>` tokens in a row, never seen in
+#   training, may cost something by itself.)
 # - The decoder-only twin, trained on as many target words, recovers 35%<!-- result: gpt_word_acc --> from the
-#   same left side, a little more than the encoder-only model, in every run: it is used the way it was trained.
-# - Every form in the chart is above always answering "the" (26.6%<!-- result: mlm_baseline -->).
+#   same left side, a little more than the encoder-only model, in every run, though by little: it is used the
+#   way it was trained.
+# - Every input in the chart is above always answering "the" (26.6%<!-- result: mlm_baseline -->).
 #
 # Even both sides leave gaps open: in "the ___ chases the mouse" any of a dozen animals fits.
 #
@@ -722,7 +725,7 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
 
 # %% [markdown]
 # Fine-tuning is the same for both arms: the mean of the sentence's character vectors (*mean pooling*, instead
-# of section 1's pooler, which BERT trains with a second task not run here) goes
+# of section 1's pooler, which BERT trains with a second task, next-sentence prediction, not run here) goes
 # through a linear layer that scores each topic, and the whole model trains with AdamW (Adam with weight decay,
 # which shrinks every weight a little at each step) on batches of 32 labelled sentences. The package's
 # `fine_tune_model` does it (its code is folded below).
@@ -1049,9 +1052,8 @@ print(f"the LSTM has {results.record('lm_param_ratio', lm_params['LSTM'] / lm_pa
 
 
 # %% [markdown]
-# To give both the same time, one training step of each model is timed, and the LSTM gets as many steps as fit
-# into the Transformer's; then each model trains three times, from different random starts, with `lm_run`. The
-# figure shows the training curves.
+# Each model trains three times, from different random starts, with `lm_run`; the figure shows the training
+# curves.
 
 # %% tags=["hide-cell", "nbval-ignore-output"] jupyter={"outputs_hidden": true, "source_hidden": true}
 def step_cost_ratio(rounds: int = 7, n: int = 2) -> list[float]:
@@ -1348,10 +1350,9 @@ for r in (header, *rows):
 # </details>
 
 # %% [markdown]
-# Reason 2, measured on section 3's model. First, correctness: cached and uncached greedy generation
-# give the same characters. Then its
-# value: the time to generate n characters, with and without it (the timing needs no sensible text, so it runs
-# past the 64 trained positions).
+# Reason 2, measured on section 3's model. First, correctness: cached and uncached greedy generation give the
+# same characters. Then its value: the time to generate n characters, with and without it. (Past 64 characters
+# the model's position vectors were never trained, so the text is junk, but the timing still holds.)
 
 # %% tags=["nbval-ignore-output"]
 start = torch.tensor([char_vocab.encode(list("The "))], device=device)  # (1, 4)
