@@ -1315,8 +1315,9 @@ for h17, h24, t_end in zip(race["2017"], race["2024"], equal_s, strict=True):
     t_start = max(h17.eval_seconds[0], h24.eval_seconds[0])
     times = sorted({t_end, *(t for t in {*h17.eval_seconds, *h24.eval_seconds} if t_start <= t < t_end)})
     behind = [t for t in times if score_at(h24, t) >= score_at(h17, t)]  # the 2024 block not (yet) lower
-    assert behind and score_at(h24, times[0]) > score_at(h17, times[0]), "expected: the 2017-style block leads at first"
-    ahead_from = min(t for t in times if t > behind[-1])  # exists: the 2024 block is lower at t_end (asserted)
+    # Who leads at the first common evaluation depends on when each run's first evaluation lands in time, which
+    # moves with the machine's load, so it is not claimed; only when the 2024 block gets ahead for good
+    ahead_from = min(t for t in times if t > behind[-1]) if behind else times[0]  # lower at t_end (asserted)
     cross_share.append(100 * ahead_from / h17.train_time_s)
 assert max(cross_share) < 50, "expected: the 2024 block pulls ahead for good within the first half"
 # Weight-matrix entries per layer, i.e. multiply-adds per token in the matrix products
@@ -1366,9 +1367,8 @@ print(f"2017 block at the 2024 block's step count: "
       f"{results.record_runs('race_2017_at_2024_steps', at_steps, tol=0.01)}")
 
 # %% [markdown]
-# At the first evaluation the 2017-style block leads; the 2024 block pulls ahead within the first half and stays
-# ahead. The 2017-style block then flattens around the bigram level of chapter 12, while the 2024 block keeps
-# falling: the race
+# The 2024 block pulls ahead within the first half of the time and stays ahead. The 2017-style block then
+# flattens around the bigram level of chapter 12, while the 2024 block keeps falling: the race
 # shows how fast each block gets going, at one small size on one text. It compares packages of changes,
 # not single changes, and neither learning rate was tuned.
 
@@ -1376,18 +1376,18 @@ print(f"2017 block at the 2024 block's step count: "
 # <details class="measured"><summary>How this was measured: the numbers of the race</summary>
 #
 # The table above holds the scores. Per seed, the 2024 block ends
-# **0.55**<!-- result: race_gap.min -->–**0.59**<!-- result: race_gap.max --> nats per character below its
-# 2017 partner, and 0.49<!-- result: race_gap_equal_s.min -->–0.56<!-- result: race_gap_equal_s.max --> below
+# **0.51**<!-- result: race_gap.min -->–**0.55**<!-- result: race_gap.max --> nats per character below its
+# 2017 partner, and 0.47<!-- result: race_gap_equal_s.min -->–0.56<!-- result: race_gap_equal_s.max --> below
 # at equal measured seconds (the end of the shorter run of each pair). Every 2024 run ends below every 2017
 # run, and is lower at equal seconds, at equal steps and at half the time (each asserted for every seed). The
 # 2017-style runs end within 0.01 of each other, at **2.32**<!-- result: race_final_2017 -->.
 #
 # The timing: on one thread, one step of the 2024 block cost
-# 1.20<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
-# 1.16<!-- result: race_step_cost_rounds.min -->–1.51<!-- result: race_step_cost_rounds.max -->), so it took
-# **166**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
+# 1.26<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
+# 1.18<!-- result: race_step_cost_rounds.min -->–1.32<!-- result: race_step_cost_rounds.max -->), so it took
+# **158**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
 # afterwards, the 2024 runs took
-# 104<!-- result: race_time_share.min -->–108<!-- result: race_time_share.max -->% of their partners' seconds.
+# 96<!-- result: race_time_share.min -->–106<!-- result: race_time_share.max -->% of their partners' seconds.
 # The 2024 block was lower for good from
 # 24<!-- result: race_cross_pct.min -->–26%<!-- result: race_cross_pct.max --> of its partner's seconds:
 # from that evaluation of either run on, it was lower at every later one (counting only times both runs had
