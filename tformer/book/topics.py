@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from tformer._checks import check_int, check_number, check_type
+from tformer._checks import check_int, check_number, check_tensor, check_type
 from tformer.data.hsk import load_hsk, split_hsk
 from tformer.data.text import PAD_ID, Vocab, pad_sequences
 from tformer.environment import check_device, seed_everything
@@ -240,10 +240,7 @@ def topic_accuracy(right: Tensor) -> float:
     if right.is_meta or right.is_nested:
         raise TypeError("right: expected a tensor that holds its values (topic_correct's answer), got a "
                         f"{'meta' if right.is_meta else 'nested'} tensor")
-    if right.dtype != torch.bool:
-        raise TypeError(f"right: expected a bool tensor (topic_correct's answer), got dtype {right.dtype}")
-    if right.dim() != 1 or right.numel() == 0:
-        raise ValueError(f"right: expected a non-empty one-dimensional tensor (N,), got shape {tuple(right.shape)}")
+    check_tensor("right", right, shape="(N,)", dtype=torch.bool, nonempty="N")
     return 100 * int(right.sum()) / right.numel()
 
 

@@ -194,8 +194,8 @@ def test_topic_accuracy_counts_whole_sentences_and_agrees_with_the_stored_grid(r
 @pytest.mark.parametrize(("right", "error", "words"), [
     ([1, 0, 1], TypeError, "Tensor"),
     (torch.tensor([1, 0, 1]), TypeError, "bool"),
-    (torch.tensor([[True, False]]), ValueError, "one-dimensional"),
-    (torch.tensor([], dtype=torch.bool), ValueError, "non-empty"),
+    (torch.tensor([[True, False]]), ValueError, r"shape \(N,\) with N >= 1, got \(1, 2\)"),
+    (torch.tensor([], dtype=torch.bool), ValueError, r"shape \(N,\) with N >= 1, got \(0,\)"),
     (torch.ones(3, dtype=torch.bool, device="meta"), TypeError, "meta"),
     (torch.nested.nested_tensor([torch.ones(2, dtype=torch.bool), torch.ones(3, dtype=torch.bool)]), TypeError,
      "nested"),
