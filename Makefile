@@ -89,13 +89,14 @@ html: $(STAMP)
 po: $(STAMP)
 	$(BIN)/python tools/catalogue.py update $(PAGES)
 
-## make pdf: the HTML book printed to one PDF, build/tformer.pdf (needs Debian's chromium).
+## make pdf: the HTML book printed to one PDF, build/tformer.pdf (needs chromium, chromium-browser, google-chrome
+## or google-chrome-stable on PATH).
 pdf: html
 	$(BIN)/python tools/build_pdf.py
 
 ## make screenshots: rebuild the book and refresh docs/*.png: the README's pages (the contents, chapter 05 in English
 ## and in Chinese), four diagrams as the HTML book and JupyterLab show them, and the controls of chapters 17 and 10
-## running in JupyterLab (needs Debian's chromium).
+## running in JupyterLab (needs Chromium or Chrome on PATH, as make pdf).
 screenshots: html
 	TFORMER_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/book/test_html_book.py
 	$(BIN)/python tools/diagram_screenshots.py
