@@ -132,6 +132,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("10_encoder_decoder", "2.30 nats"): "formula: ln 10, a uniform guess among ten digits (10's Why? answer)",
     ("10_encoder_decoder", "1.97 nats"): "formula: (6 · ln 10 + 0) / 7, the blind reverser's floor (10's Why? answer)",
     ("12_three_families", "80%"): "paper: BERT's 80/10/10 rule (Devlin et al. 2019, §3.1)",
+    ("12_three_families", "7%"): "setting: the LSTM's last 7% of steps, the stretch the long runs' narrowing check compares",
     ("12_three_families", "30%"): "setting: p = 0.3 in the worked standard error √(0.3 × 0.7 / 400), near the study's accuracies",
     ("12_three_families", "10%"): "paper: BERT's 80/10/10 rule; setting: the warm-up fraction",
     ("13_complexity", "4×"): "formula: (2048/1024)², the quadratic law the marked counts show",
@@ -200,7 +201,8 @@ def stamp_problem(stem: str, manifest: dict, notebook: dict) -> list[str]:
     if stamp == outputs_digest(notebook):
         return []
     what = "carries no stamp" if stamp is None else "was stamped by another run"
-    return [f"{stem}: the manifest {what}: re-run `make sync NB=notebooks/{stem}.py` so one run writes both"]
+    return [f"{stem}: the manifest {what}: `git restore notebooks/{stem}.ipynb` if you only ran the chapter in "
+            f"JupyterLab; after an edit, re-run `make sync NB=notebooks/{stem}.py` so one run writes both"]
 
 
 def printed_numbers(notebook: dict) -> set[str]:
@@ -411,8 +413,8 @@ def test_a_manifest_from_another_run_or_a_value_never_printed_fails() -> None:
     rerun = json.loads(json.dumps(notebook))
     rerun["cells"][0]["outputs"][0]["text"] = ["KV cache: 8.8× faster\n"]
     assert stamp_problem("99_demo", manifest, rerun) == [
-        "99_demo: the manifest was stamped by another run: re-run `make sync NB=notebooks/99_demo.py` so one run "
-        "writes both"]
+        "99_demo: the manifest was stamped by another run: `git restore notebooks/99_demo.ipynb` if you only ran "
+        "the chapter in JupyterLab; after an edit, re-run `make sync NB=notebooks/99_demo.py` so one run writes both"]
     assert shows(8.77, "8.8") and not shows(8.77, "9.0") and not shows(0.97, "1") and shows(0.5, "0.5")
     assert shows(1050624.0, "1,050,624") and shows(2.7e-07, "2.7e-07")
     assert shows(95.3, "0.953") and shows(95.3, "0.95") and not shows(95.3, "0.96") and not shows(95.3, "1.0")
