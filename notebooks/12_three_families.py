@@ -45,8 +45,8 @@ if "google.colab" in sys.modules:
 # - that one kind of block makes three families, by its mask and by whether it reads a second stack;
 # - encoder-only (BERT-style): masked-token prediction, why reading both directions is poorly suited to writing,
 #   and what pre-training on unlabelled text does for a task with few labels;
-# - decoder-only (GPT-style): a character-level language model on real English, against a bigram model and an
-#   LSTM, sampled at several temperatures;
+# - decoder-only (GPT-style): a character-level language model on real English, against a bigram model (counts
+#   of which character follows which) and an LSTM, sampled at several temperatures;
 # - the three families compared, and why decoder-only models won.
 #
 # **Prerequisites:** chapters 06 (masks), 09 (the block), 10 (the encoder-decoder, KV cache) and 11 (the
@@ -300,10 +300,6 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 # - **left side only** (what writing needs): the words before the gap, then `<mask>` for the gap and for every
 #   later word, so the words to its right are hidden.
 #
-# (Why blanks rather than cutting the sentence after the gap? In training, a `<mask>` with nothing after it
-# always hid a sentence's last word, so a cut sentence pushes the model toward sentence endings. The blanks do
-# give away the sentence's length; a note below checks how much that helps.)
-#
 # Two references: a decoder-only **twin**, the same blocks with the causal mask, which predicts each word from
 # the words on its left, as it was trained to (its input starts with `<bos>`, the beginning-of-sentence token);
 # and always answering the most frequent training word, "the".
@@ -338,10 +334,9 @@ final_words = set(sentence_ends)  # the words that ever end a training sentence
 
 # %% [markdown]
 # The twin: the same settings, the causal mask, and the next word as its target. Every word is a target for the
-# twin, against about one word in seven for the encoder-only model. So that both learn from the same number of
-# examples, the twin trains for only
-# 157<!-- result: twin_steps --> steps, which give it 71,615<!-- result: twin_words --> target words: as many as the
-# encoder-only model had in its 1000<!-- result: word_steps --> steps.
+# twin, against about one word in seven for the encoder-only model, so the twin trains for fewer steps
+# (157<!-- result: twin_steps --> against 1000<!-- result: word_steps -->): both then learn from the same number of
+# target words.
 
 # %%
 def next_word_loss(model: nn.Module, tokens: torch.Tensor) -> tuple[torch.Tensor, int]:
@@ -489,8 +484,8 @@ plt.show()
 #   worth to this model (the second note below gives its limits). A writer never has those words, so this edge
 #   is no use for writing.
 # - From the same left side, the decoder-only twin, trained on as many target words, recovers
-#   35%<!-- result: gpt_word_acc -->: slightly more than the encoder-only model in each of the three runs (in one
-#   run by no more than the luck of which test sentences were drawn). Trained for the job, it does it a little better.
+#   35%<!-- result: gpt_word_acc -->: slightly more than the encoder-only model in each of the three runs. The
+#   margin is small: in one run it could be luck. Trained for the job, it does it a little better.
 # - Every input in the chart is above always answering "the" (26.6%<!-- result: mlm_baseline -->).
 #
 # Even both sides leave gaps open: in "the ___ chases the mouse" any of a dozen animals fits.
@@ -552,10 +547,16 @@ print("the twin minus the best left-side form of the encoder-only model, per see
     f"{t - max(c, m, f):+.2f}" for t, c, m, f in zip(acc["twin"], acc["cut"], acc["blanks"], acc["three"], strict=True)))
 # the twin's lead over the left side only, per seed, in standard errors of the test draw (paired: per gap,
 # d = twin right - encoder-only right, as for the pre-training study below)
+def paired_z(d: torch.Tensor) -> float:
+    """How many standard errors a paired difference is from zero: mean(d) / (sd(d) / sqrt(n)), d of shape (n,),
+    one value per test item (for one run +1, -1 or 0: only the first model right, only the second, both or
+    neither; an average over runs also works)."""
+    return d.mean().item() / (d.std().item() / math.sqrt(len(d)))
+
+
 lead_z = []
 for t_guess, m_guess in zip(guesses["twin"], guesses["blanks"], strict=True):
-    d = (t_guess == answers).double() - (m_guess == answers).double()  # (number of test sentences,)
-    lead_z.append(d.mean().item() / (d.std().item() / math.sqrt(len(d))))
+    lead_z.append(paired_z((t_guess == answers).double() - (m_guess == answers).double()))
 print(f"the twin's lead over the left side only, in standard errors: {results.record_runs('twin_lead_z', lead_z)} "
       f"(per seed: {', '.join(f'{z:.2f}' for z in lead_z)})")
 if not BIG:  # measured at the CPU budget only; and in at least one run the lead is within the luck of the draw
@@ -628,7 +629,8 @@ print(f"the twin beats the encoder-only model with the left side only for "
 # It is won with fewer updates (157<!-- result: twin_steps --> against 1000<!-- result: word_steps -->) and fewer
 # distinct sentences; whether it holds at a larger budget was not tried.
 #
-# **The cut form.** In training, a `<mask>` with nothing after it was always a sentence's last word. Cut right
+# **The cut form, and why blanks.** In training, a `<mask>` with nothing after it always hid a sentence's last
+# word, so a sentence cut right after the gap pushes the model toward words that end sentences. Cut right
 # after the gap, 62.10<!-- result: cut_guess_final_pct.min -->–62.50%<!-- result: cut_guess_final_pct.max --> of
 # the encoder-only model's guesses are words that end some training sentence; of the twin's, reading the same
 # words, 35.55<!-- result: twin_guess_final_pct.min -->–37.30%<!-- result: twin_guess_final_pct.max -->; with the
@@ -755,7 +757,7 @@ for start, topic_acc in zip(("the pre-trained encoder", "random weights (control
     print(f"fine-tuned from {start:<24}: the right topic for {topic_acc:.2f}% of the test sentences")
 
 # %% [markdown]
-# All 18 runs come with the package; the folded cell below loads them.
+# All 18 runs come with the book, ready to load.
 
 # %% tags=["hide-cell"]
 record = load_finetune_record()
@@ -829,8 +831,9 @@ for s_i, seed in enumerate(SEEDS):
 f_z, i_z = max(((f, i) for f in FRACTIONS for i in range(len(SEEDS))),
                key=lambda fi: abs(gains[fi[0]][fi[1]]) / gain_se[fi[0]][fi[1]])  # the gain farthest from zero
 end = gains[f_z][i_z] - 2 * gain_se[f_z][i_z] * (1 if gains[f_z][i_z] > 0 else -1)  # its bar's end nearest zero
-ax.annotate(f"seed {SEEDS[i_z]}, {100 * f_z:.0f}% of the labels: the bar that comes\nnearest to missing zero ends at "
-            f"{end:+.2f} points", xy=(100 * f_z * (1 + 0.08 * (i_z - 1)), end),
+side = ("lower", "below") if gains[f_z][i_z] > 0 else ("upper", "above")
+ax.annotate(f"seed {SEEDS[i_z]}, {100 * f_z:.0f}% of the labels: the closest call;\nthis bar's {side[0]} end is just "
+            f"{side[1]} zero ({end:+.2f} points)", xy=(100 * f_z * (1 + 0.08 * (i_z - 1)), end),
             xytext=(100 * f_z * (1 + 0.08 * (i_z - 1)), end - 6), ha="center", fontsize=8,
             arrowprops={"arrowstyle": "->", "color": "grey"})  # straight below: the arrow crosses no other bar
 ax.set(xscale="log", xlabel="labelled training sentences: % of the training split (and how many)", ylabel="pre-trained − from scratch\n(points)",
@@ -846,7 +849,7 @@ plt.show()
 # higher in all three runs (30.2%<!-- result: pre_20 --> against 27.2%<!-- result: scratch_20 --> on average);
 # with all the labels, a little lower in all three; with the fewest labels, where ULMFiT's gains were largest,
 # the sign changes from run to run. Every bar reaches zero: differences this size are within the luck of a
-# 400-sentence test set. Why was not tested; the likeliest reason is how little text there is in all: BERT
+# 400-sentence test set. The likeliest reason is how little text there is in all: BERT
 # pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1), these encoders on a few thousand sentences,
 # and stopped while still learning (the note). Every score is far above always answering the most frequent topic
 # (8.3%<!-- result: majority_topic -->) and far below perfect.
@@ -876,7 +879,7 @@ for fraction in FRACTIONS:
 mean_z, seeds_p = {}, {}
 for fraction in FRACTIONS:
     d_mean = sum(sentence_diffs(fraction, s) for s in SEEDS) / len(SEEDS)  # (n,)
-    mean_z[fraction] = d_mean.mean().item() / (d_mean.std().item() / math.sqrt(len(d_mean)))
+    mean_z[fraction] = paired_z(d_mean)  # the same computation as the twin's lead in section 2
     t = statistics.mean(gains[fraction]) / (statistics.stdev(gains[fraction]) / math.sqrt(len(SEEDS)))
     seeds_p[fraction] = 1 - abs(t) / math.sqrt(t * t + 2)
     print(f"{100 * fraction:.0f}% of the labels: mean gain {statistics.mean(gains[fraction]):+.2f} points = "
@@ -964,8 +967,8 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # 0.06<!-- result: pretrain_late_drop.min -->–0.10<!-- result: pretrain_late_drop.max --> nats between their last two
 # stretches of 300 steps, so they are under-trained. The demonstration trains for
 # 60<!-- result: mlm_demo_steps --> steps (a masked-token loss can dip a little below the entropy reference
-# without using the context: one hidden character in ten is shown as itself). Why the pre-trained arm scored
-# lower with all the labels, if that is not noise, was not tested; settling the question would take more text, longer pre-training, a recipe
+# without using the context: one hidden character in ten is shown as itself). Why pre-training did not help,
+# and why the pre-trained arm scored lower with all the labels if that is not noise, were not tested; settling the question would take more text, longer pre-training, a recipe
 # chosen per arm on validation, and more seeds.
 #
 # </details>
@@ -973,17 +976,18 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # %% [markdown]
 # ## 3. Decoder-only: a character-level language model on real English
 #
-# The writing team alone, with the causal mask, trained to continue text: at every position, predict the next
-# character. The text is English prose that ships with Python itself (the help pages behind `help("if")`). The
-# loss is in **nats per character** on held-out paragraphs. This section shows how a decoder-only model learns to
-# write; it does not show the Transformer's strengths (every position trained in parallel, direct access to any
-# earlier character, steady gains with size), and at this size a small LSTM turns out the stronger character
-# model. Two baselines:
+# The writing team alone, with the causal mask, trained to continue text. As for the twin of section 2, the input
+# is a run of text, the target is the same run shifted one step to the left, and every position gives a loss; here
+# the steps are characters. The text is English prose that ships with Python itself (the help pages behind
+# `help("if")`), and the loss is in **nats per character** on held-out paragraphs. Two yardsticks:
 #
 # - a **bigram** model: p(next | current character), counted on the training text (every count gets 0.01 added,
 #   so no pair has probability zero);
 # - an **LSTM** language model (chapter 01's cell, as torch's `nn.LSTM`) trained on the same windows (runs of 64
 #   characters) for about the same time.
+#
+# At this size the LSTM turns out the stronger character model; the Transformer's strengths (every position
+# trained in parallel, direct access to any earlier character, steady gains with size) do not show here.
 
 # %%
 text = load_english_text()
@@ -1170,28 +1174,28 @@ for label, runs in lm_record.items():
     print(f"{label}: {runs}")
 
 # %% [markdown]
-# On held-out paragraphs (lower is better) the Transformer reaches 2.34<!-- result: gpt_nats --> nats per
-# character, only a little below the bigram model's 2.391<!-- result: bigram_nats -->: it has learned little more
-# than which letter follows which. The LSTM, given about the same time, reaches 1.90<!-- result: lstm_nats -->,
-# clearly better, in every run; halfway through its run its training loss is already below the Transformer's at
-# the end. Do not read this as "LSTMs beat Transformers": this LSTM has 2.8<!-- result: lm_param_ratio --> times
-# the parameters, and this Transformer must learn its 64 position vectors from scratch (the note lists other
-# possible reasons).
+# **After this short run the Transformer has learned little more than which letter follows which:**
+# 2.34<!-- result: gpt_nats --> nats per character on held-out paragraphs, against the bigram model's
+# 2.391<!-- result: bigram_nats --> (lower is better). For most of its run its loss sits on a plateau near the
+# bigram model's. The LSTM, given about the same time, reaches 1.88<!-- result: lstm_nats -->, clearly better in
+# every run. That says little about LSTMs against Transformers in general: this LSTM has
+# 2.8<!-- result: lm_param_ratio --> times the parameters, and this Transformer must learn its 64 position vectors
+# from scratch.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Three seeds per model. The Transformer, after 200<!-- result: lm_tf_steps --> steps
-# (3.30<!-- result: lm_tf_seconds.min -->–3.38<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
+# (3.36<!-- result: lm_tf_seconds.min -->–4.14<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
 # 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> nats per character,
 # 0.040<!-- result: gpt_gain.min -->–0.069<!-- result: gpt_gain.max --> below the bigram model. The LSTM reaches
-# 1.882<!-- result: lstm_nats.min -->–1.913<!-- result: lstm_nats.max -->, below the Transformer of the same seed
-# by 0.433<!-- result: lstm_lead.min -->–0.456<!-- result: lstm_lead.max --> nats. The code checks both orders
+# 1.873<!-- result: lstm_nats.min -->–1.895<!-- result: lstm_nats.max -->, below the Transformer of the same seed
+# by 0.449<!-- result: lstm_lead.min -->–0.472<!-- result: lstm_lead.max --> nats. The code checks both orders
 # at every seed.
 #
-# **Equal time.** By the median of the timing rounds an LSTM step costs 1.19<!-- result: lm_lstm_step_cost -->
-# Transformer steps; the runs' own times give 1.18<!-- result: lstm_step_cost.min -->–1.22<!-- result:
-# lstm_step_cost.max -->, so the LSTM trained for 98<!-- result: lstm_time_share.min -->–102%<!-- result:
+# **Equal time.** By the median of the timing rounds an LSTM step costs 1.17<!-- result: lm_lstm_step_cost -->
+# Transformer steps; the runs' own times give 1.03<!-- result: lstm_step_cost.min -->–1.21<!-- result:
+# lstm_step_cost.max -->, so the LSTM trained for 88<!-- result: lstm_time_share.min -->–103%<!-- result:
 # lstm_time_share.max --> of the Transformer's time with the same seed (timings move with the machine's load,
 # so these figures move from run to run). That imbalance does not explain the lead: halfway through its
 # run the LSTM's training loss is already below the Transformer's at the end, and over the whole second half
@@ -1206,9 +1210,8 @@ for label, runs in lm_record.items():
 # </details>
 
 # %% [markdown]
-# Nor is this Transformer broken, only early: for most of its run its loss sits on a plateau near the bigram
-# model's. The cell below trains both three times as long: the Transformer 600<!-- result: long_steps --> steps,
-# the LSTM as many as fit into the Transformer's measured time.
+# Given three times as long (600<!-- result: long_steps --> steps for the Transformer, and for the LSTM as many as
+# fit into the same time), both learn much more:
 
 # %% tags=["hide-input", "nbval-ignore-output"]
 LONG_STEPS = 3 * LM_TF_STEPS  # three times the first budget, for both models
@@ -1226,11 +1229,12 @@ results.record("long_steps", LONG_STEPS)
 assert long_nats.high < bigram - 0.3  # far below the bigram model, every seed
 if not BIG:  # measured on a CPU only: the LSTM still ahead at every seed, by less than before
     assert all(0 < long < short for long, short in zip(long_lead, lead, strict=True)), (long_lead, lead)
-    # and a few percent more or less time for the LSTM cannot explain the narrowing: over its last 7% of steps its
-    # training loss falls by less than the smallest narrowing (means of 20 steps at each end)
-    late = [statistics.mean(r["losses"][-round(0.07 * r["steps"]) - 20 : -round(0.07 * r["steps"])])
-            - statistics.mean(r["losses"][-20:]) for r in long_runs["LSTM"]]
-    assert max(late) < min(s - g for s, g in zip(lead, long_lead, strict=True)), (late, lead, long_lead)
+    # and the LSTM's share of the time cannot explain the narrowing: over its last stretch of steps (7%, or the
+    # time it fell short of the Transformer's, if more) its training loss falls by less than the smallest narrowing
+    for t, r in zip(long_runs["Transformer"], long_runs["LSTM"], strict=True):
+        cut = round(max(0.07, 1 - r["seconds"] / t["seconds"]) * r["steps"])
+        late = statistics.mean(r["losses"][-cut - 20 : -cut]) - statistics.mean(r["losses"][-20:])  # 20-step means
+        assert late < min(s - g for s, g in zip(lead, long_lead, strict=True)), (late, lead, long_lead)
 gpt = long_runs["Transformer"][0]["model"]  # seed 0: the model that writes and is timed below
 print(f"validation loss in nats per character (lower is better), mean of {len(SEEDS)} runs each")
 print(f"{'':<13}{'first budget':>13}{'three times as long':>22}")
@@ -1250,10 +1254,10 @@ print(f"LSTM seconds as % of the same seed's Transformer seconds: "
       f"{results.record_runs('lstm_long_time_share', long_share, tol=0.099 * min(long_share))}")
 
 # %% [markdown]
-# Trained three times as long, the Transformer reaches 1.61<!-- result: gpt_long_nats --> nats per character, every
-# run much lower (better) than the bigram model's 2.391<!-- result: bigram_nats -->. The LSTM reaches
-# 1.37<!-- result: lstm_long_nats --> and stays ahead in every run, but the gap narrows (the note below gives
-# the numbers, with each run's share of the time). The samples below come from the Transformer.
+# The Transformer reaches 1.61<!-- result: gpt_long_nats --> nats per character, far below the bigram model's
+# 2.391<!-- result: bigram_nats --> in every run; the LSTM reaches 1.38<!-- result: lstm_long_nats --> and stays
+# ahead in every run, by less. The samples below come from the Transformer trained three times as long (its
+# first run).
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured: three times as long</summary>
@@ -1261,15 +1265,17 @@ print(f"LSTM seconds as % of the same seed's Transformer seconds: "
 # Each model trains for three times the first budget, from the same three seeds and with the same recipe:
 # 600<!-- result: long_steps --> steps for the Transformer; for the LSTM, the long Transformer runs' measured
 # seconds divided by the seconds an LSTM step took in the first comparison's runs (medians of the three). The
-# LSTM took 103<!-- result: lstm_long_time_share.min -->–105%<!-- result: lstm_long_time_share.max --> of the
+# LSTM took 91<!-- result: lstm_long_time_share.min -->–97%<!-- result: lstm_long_time_share.max --> of the
 # Transformer's measured time with the same seed. Validation loss, lowest and highest of the three runs: the Transformer
 # 1.583<!-- result: gpt_long_nats.min -->–1.654<!-- result: gpt_long_nats.max -->, the LSTM
-# 1.367<!-- result: lstm_long_nats.min -->–1.375<!-- result: lstm_long_nats.max --> nats per character. The
-# LSTM's lead over the Transformer, per seed, shrinks from 0.433<!-- result: lstm_lead.min -->–0.456<!-- result:
-# lstm_lead.max --> to 0.216<!-- result: lstm_long_lead.min -->–0.285<!-- result: lstm_long_lead.max --> nats;
-# at every seed it shrinks and stays positive. The time share moves with the machine's load, by up to about a
-# tenth from one run of this page to the next, and that cannot explain the narrowing: over its last 7% of steps
-# the LSTM's training loss fell by less than the smallest narrowing (checked). Longer runs were not tried.
+# 1.377<!-- result: lstm_long_nats.min -->–1.383<!-- result: lstm_long_nats.max --> nats per character. The
+# LSTM's lead over the Transformer, per seed, shrinks from 0.449<!-- result: lstm_lead.min -->–0.472<!-- result:
+# lstm_lead.max --> to 0.207<!-- result: lstm_long_lead.min -->–0.277<!-- result: lstm_long_lead.max --> nats;
+# at every seed it shrinks and stays positive. The time share moves with the machine's load from one run of this
+# page to the next. Where the LSTM had more time than the Transformer, its lead may be a little larger than at
+# exactly equal time, which works against the narrowing; where it had less, the narrowing cannot come from the
+# shortfall: over its last 7% of steps (or its shortfall, if larger) the LSTM's training loss fell by less than
+# the smallest narrowing (checked). Longer runs were not tried.
 #
 # </details>
 
@@ -1346,7 +1352,7 @@ assert read_most == ["cat", "sat", "on", "mat", "on"] and bool((weights[: len(re
 # Chapter 10's own (shorter) run, for chapter 16's table
 chapter10 = json.loads(Path("results/10_encoder_decoder.json").read_text(encoding="utf-8"))
 ed_em = chapter10["test_em"]["value"]
-print(f"chapter 10 encoder-decoder: test exact match {ed_em:.1f}%")
+print(f"chapter 10's own, shorter training run (not the copy above): test exact match {ed_em:.1f}%")
 _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: no noise of its own
 
 # %% [markdown]
@@ -1359,7 +1365,7 @@ _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: n
 # | family | attention hides | trained in this book on | what this chapter showed | usually used for |
 # |---|---|---|---|---|
 # | encoder-only | nothing | masked words (cloze) | hidden words recovered: 41%<!-- result: mlm_acc --> from both sides, 33%<!-- result: mlm_acc_left_only --> from the left side only (a decoder-only twin: 35%<!-- result: gpt_word_acc -->); pre-training on little text: no gain we could tell from noise | understanding |
-# | decoder-only | the future (causal) | next character | 1.61<!-- result: gpt_long_nats --> nats per character after 600<!-- result: long_steps --> steps (bigram model: 2.391<!-- result: bigram_nats -->; an LSTM in about the same time: 1.37<!-- result: lstm_long_nats -->) | generation |
+# | decoder-only | the future (causal) | next character | 1.61<!-- result: gpt_long_nats --> nats per character after 600<!-- result: long_steps --> steps (bigram model: 2.391<!-- result: bigram_nats -->; an LSTM in about the same time: 1.38<!-- result: lstm_long_nats -->) | generation |
 # | encoder-decoder | the decoder's future; the source is fully visible | translation | 99.65%<!-- result: shipped_em --> of test sentences translated exactly | conditional generation |
 
 # %% [markdown]
@@ -1374,8 +1380,7 @@ _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: n
 #    generation can keep them and feed only the newest token, and a chat keeps the whole history's keys and
 #    values from one turn to the next. In a bidirectional model every new token changes the keys and values of
 #    every earlier position in every layer above the first (whose keys and values come from each token alone),
-#    so each step recomputes them. One of the source articles (the Chinese articles this book follows) calls
-#    this reusing the cache to the fullest.
+#    so each step recomputes them.
 # 3. **Scaling.** Larger decoder-only models kept improving smoothly and predictably with more parameters,
 #    data and compute (Kaplan et al. 2020, whose Transformers were all decoder-only). Showing it takes a GPU
 #    cluster.
@@ -1383,18 +1388,18 @@ _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: n
 # Against the encoder-decoder the first two reasons are weaker: its decoder also continues text and caches its
 # own output (chapter 10). The difference shows in a chat. An encoder-decoder puts the conversation so far into
 # its encoder, which reads it in both directions, so each new turn changes every encoder state and the whole
-# history is read again; a decoder-only model keeps the history's cache and reads only the new turn. This
-# chapter does not measure that difference.
+# history is read again; a decoder-only model keeps the history's cache and reads only the new turn.
 #
 # (An RNN's state *is* its cache, of constant size; the Transformer's cache grows with the text, which chapters
 # 13 and 14 deal with.)
 
 # %% [markdown]
-# <details class="measured"><summary>How this was checked: the scaling claim</summary>
+# <details class="measured"><summary>The source articles' claims, and what this chapter does not test</summary>
 #
-# The source articles (the three Chinese articles this book follows) say decoder-only scales most smoothly of the
-# three, and that each floor alone does its own job even better than the full two-floor model; this chapter
-# tests neither. That comparison is not what Kaplan et
+# The source articles (the three Chinese articles this book follows) call the KV cache's reuse across turns
+# reusing the cache to the fullest. They also say decoder-only scales most smoothly of the three, and that each
+# floor alone does its own job even better than the full two-floor model; this chapter tests neither, nor the
+# chat difference above. That comparison is not what Kaplan et
 # al. (2020) measured: their Transformers were all decoder-only. T5 (Raffel et al. 2020, §3.2) found an
 # encoder-decoder with a denoising objective best among the architectures it compared at equal compute.
 #
@@ -1437,15 +1442,15 @@ plt.show()
 # %% [markdown]
 # The tokens are identical. Without the cache, step t reprocesses all t earlier positions, so the work grows at
 # least with the square of the length; with it, each step handles one new position. At this small size each
-# step's fixed cost (the Python loop, the calls into torch) is a large part of the time, so the saving is modest,
-# though larger for long outputs than short ones. Only a model whose earlier states never depend on later tokens
+# step's fixed cost (the Python loop, the calls into torch) is a large part of the time, so the saving is small
+# for short outputs and grows with the length. Only a model whose earlier states never depend on later tokens
 # can keep such a cache.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
 #
 # Each time is the best of three timings per length, from one run of the cell; the speed-up depends on the
-# machine and its load, so it is not quoted as a number. At the shortest lengths it varies between runs of this
+# machine and its load, so the text rests on no single printed speed-up. At the shortest lengths it varies between runs of this
 # cell; averaged over the three longest lengths it is larger than over the three shortest (checked). Longer
 # outputs were not timed.
 #
@@ -1465,8 +1470,8 @@ plt.show()
 #   better than a bigram model, and an LSTM given about the same time beats it. Trained three times as long,
 #   both improve a lot, and the LSTM stays ahead, by less. Temperature trades repetition for variety.
 # - Two of the usual reasons decoder-only models won show here: an encoder-only model's training does not match
-#   writing, and causal attention lets generation cache keys and values (a modest saving at this size); the
-#   third, scaling, is not tested.
+#   writing, and causal attention lets generation cache keys and values (a saving that grows with the output's
+#   length), which in a chat keeps the whole history; the third, scaling, is not tested.
 #
 # Next, Part IV: what attention costs (chapter 13) and the ideas that cut the cost (chapter 14).
 #

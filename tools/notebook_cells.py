@@ -85,7 +85,8 @@ def main(argv: list[str]) -> int:
     for p in stale:
         print(f"notebook_cells: {p}: Colab link / setup cell {'out of date: run `make colab`' if check else 'updated'}")
     if stale and not check:
-        print("notebook_cells: carry the change into the .ipynb files with tools/update_prose.py (outputs kept)")
+        print("notebook_cells: the Colab link is markdown and the setup cell is code: re-run the changed notebooks "
+              "with `make sync` (tools/update_prose.py carries markdown only and refuses a changed code cell)")
     return 1 if (check and stale) else 0
 
 
