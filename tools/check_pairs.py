@@ -35,7 +35,8 @@ def problems(py: Path) -> list[str]:
         )
         return [
             f"{py} and {nb_path} are out of sync (first difference at cell {first}; "
-            f"{len(source_cells)} vs {len(stored_cells)} cells): edit the .py, then run `make sync`"
+            f"{len(source_cells)} vs {len(stored_cells)} cells): edit the .py, then carry markdown-only changes over "
+            f"with `tools/update_prose.py {py}` (outputs kept), or re-run the chapter with `make sync NB={py}`"
         ]
     found = []
     code = [c for c in json.loads(nb_path.read_text())["cells"] if c["cell_type"] == "code"]

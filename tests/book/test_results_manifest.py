@@ -132,7 +132,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("10_encoder_decoder", "2.30 nats"): "formula: ln 10, a uniform guess among ten digits (10's Why? answer)",
     ("10_encoder_decoder", "1.97 nats"): "formula: (6 · ln 10 + 0) / 7, the blind reverser's floor (10's Why? answer)",
     ("12_three_families", "80%"): "paper: BERT's 80/10/10 rule (Devlin et al. 2019, §3.1)",
-    ("12_three_families", "7%"): "setting: the LSTM's last 7% of steps, the stretch the long runs' narrowing check compares",
     ("12_three_families", "30%"): "setting: p = 0.3 in the worked standard error √(0.3 × 0.7 / 400), near the study's accuracies",
     ("12_three_families", "10%"): "paper: BERT's 80/10/10 rule; setting: the warm-up fraction",
     ("13_complexity", "4×"): "formula: (2048/1024)², the quadratic law the marked counts show",
