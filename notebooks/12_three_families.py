@@ -298,8 +298,9 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 #
 # - **both sides** (what BERT is trained for): the whole sentence, with the hidden word replaced by `<mask>`;
 # - **left side only** (what writing needs): the words before the gap, then `<mask>` for the gap and for every
-#   later word, so the words to its right are hidden. (Blanks rather than a cut sentence: in training, a `<mask>`
-#   with nothing after it always hid a sentence's last word.)
+#   later word, so the words to its right are hidden. (Blanks rather than cutting the sentence after the gap: in
+#   training, a `<mask>` with nothing after it was always the sentence's last word, so a cut sentence would push
+#   the model toward words that end sentences.)
 #
 # Two references: a decoder-only **twin**, the same blocks with the causal mask, which predicts each word from
 # the words on its left, as it was trained to (its input starts with `<bos>`, the beginning-of-sentence token);
@@ -666,8 +667,8 @@ print(f"the twin beats the encoder-only model with the left side only for "
 #
 # Labels are expensive; text is cheap. BERT's recipe (Devlin et al. 2019, §3): first train an encoder on
 # unlabelled text with the masked-token task above (*pre-training*), then add a small classification layer
-# and train the whole model a little on the labelled examples (*fine-tuning*). To fill in blanks, the encoder
-# must learn which characters go together and what they tend to mean; fine-tuning reuses that, so the
+# and train the whole model a little on the labelled examples (*fine-tuning*). To fill in blanks in Chinese text, the
+# encoder must learn which characters go together and what they tend to mean; fine-tuning reuses that, so the
 # classifier has less to learn from its few labels. Pre-training can make up for
 # missing labels: ULMFiT, a pre-trained language model fine-tuned to classify text, matched with 100 labelled
 # examples what training from scratch reached with 100 times as many (Howard & Ruder 2018, abstract). We test
@@ -695,14 +696,14 @@ print(f"{len(topics)} topics; {len(unlabelled):,} unlabelled sentences for pre-t
       f"always answering the most frequent training topic: {majority:.1f}% of the test sentences")
 
 # %% [markdown]
-# Real pre-training takes minutes, so the book comes with three encoders made with this function, as in
-# practice, where one lab pre-trains and everyone fine-tunes. The cell below trains a fresh encoder
-# for 60<!-- result: mlm_demo_steps --> steps, only to show its loss falling; the next prints the ready-made
-# encoders' losses after 240<!-- result: pretrain_seconds --> CPU seconds each, beside the loss of a guess that
-# knows how often each character occurs but ignores its neighbours (the *entropy* of the character frequencies,
-# −Σ p ln p). Sixty steps get about that far; the ready-made encoders get well below it, so they use the context.
+# The book comes with three encoders pre-trained this way for 240<!-- result: pretrain_seconds --> CPU seconds
+# each, as in practice, where one lab pre-trains and everyone fine-tunes. Their masked-token loss ends well below
+# that of a guess that knows how often each character occurs but ignores its neighbours, so they have learned to
+# use the context. (The two folded cells below train a fresh encoder for 60<!-- result: mlm_demo_steps --> steps,
+# to show the loss falling, and print the ready-made encoders' losses beside that guess's, the *entropy*
+# −Σ p ln p of the character frequencies.)
 
-# %% tags=["nbval-ignore-output"]
+# %% tags=["hide-cell", "nbval-ignore-output"] jupyter={"outputs_hidden": true, "source_hidden": true}
 CHECKPOINTS = resources.files("tformer.book.checkpoints")
 mlm_config = torch.load(CHECKPOINTS / "hsk_mlm_seed0.pt", weights_only=True)["extra"]["config"]  # the settings
 print(mlm_config)
@@ -716,7 +717,7 @@ print(f"demonstration: {demo_history.steps} steps in {demo_history.train_time_s:
       f"{first:.2f} -> {last:.2f} nats (means of the first and last 20 steps)")
 assert demo_history.steps == DEMO_STEPS and last < first - 0.5
 
-# %% tags=["hide-input"]
+# %% tags=["hide-cell"] jupyter={"outputs_hidden": true, "source_hidden": true}
 pretrained, shipped_steps, shipped_final, late_drop = {}, [], [], []
 for seed in SEEDS:
     encoder = EncoderOnlyTransformer(**mlm_config)
@@ -782,9 +783,9 @@ for arm, now in one_pair.items():
 # %% [markdown]
 # **Pre-training made no difference we can separate from noise.** The table gives both arms' accuracies, and
 # the figure each run's *gain*: the pre-trained encoder's accuracy minus its control's, in percentage *points*.
-# A gain measured on 400 test sentences would come out a little different on another 400: each error bar spans
-# two *standard errors* either side: luck alone stays inside that range about 19 times in 20 (the note below explains
-# them). A bar that reaches zero marks a gain too small to tell from that luck.
+# If pre-training did nothing, a measured gain would still land inside its bar about 19 times in 20, just by the
+# luck of which 400 test sentences were drawn (each bar spans two *standard errors* either side; the note below
+# explains them). So a bar that crosses zero means: can't tell.
 
 # %% tags=["hide-input"]
 print(f"topic accuracy on the test split (%), mean of {len(SEEDS)} seeds; {FINETUNE_STEPS} fine-tuning steps")
@@ -992,7 +993,8 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 #   characters) for about the same time.
 #
 # At these short budgets the LSTM turns out the stronger character model; the Transformer's strengths (every position
-# trained in parallel, direct access to any earlier character, steady gains with size) do not show here.
+# trained in parallel, direct access to any earlier character, steady gains with size) do not show here; section
+# 6 comes back to why the field chose them anyway.
 
 # %%
 text = load_english_text()
@@ -1356,8 +1358,8 @@ assert read_most == ["cat", "sat", "on", "mat", "on"] and bool((weights[: len(re
 # Each row is one step of writing: the row "writes 猫" is the step that produces 猫. In this sentence, in the last
 # layer, each Chinese word reads mostly the English word it translates: 猫 reads "cat", 垫子 "mat", and both 在 and
 # 上 read "on" (在 says a place follows, 上 says which: on top). "Reads cat" is shorthand: each column is an
-# encoder state that has already mixed in the whole sentence. This copy translates
-# 99.65%<!-- result: shipped_em --> of the test sentences exactly, word for word (its *exact match*).
+# encoder state that has already mixed in the whole sentence. Its *exact match*, the share
+# of test sentences it translates word for word, is 99.65%<!-- result: shipped_em -->.
 
 # %% tags=["hide-cell", "nbval-ignore-output"] jupyter={"outputs_hidden": true, "source_hidden": true}
 # Chapter 10's own (shorter) run, for chapter 16's table
@@ -1418,8 +1420,7 @@ _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: n
 
 # %% [markdown]
 # Reason 2, measured on section 3's model. First, correctness: cached and uncached greedy generation give the
-# same characters. Then its value: the time to generate n characters, with and without it. (Past 64 characters
-# the model's position vectors were never trained, but the timing still holds.)
+# same characters. Then its value: the time to generate n characters, with and without it.
 
 # %% tags=["nbval-ignore-output"]
 start = torch.tensor([char_vocab.encode(list("The "))], device=device)  # (1, 4)
@@ -1472,13 +1473,14 @@ plt.show()
 #
 # - One stack of blocks makes three families: no mask (encoder-only), a causal mask (decoder-only), or both
 #   plus cross-attention (encoder-decoder).
-# - After a short training run (1000<!-- result: word_steps --> steps), this encoder-only model fills
+# - After a short training run, this encoder-only model fills
 #   41%<!-- result: mlm_acc --> of cloze gaps with both sides in view. Hide the right-hand words, as writing
-#   must, and it fills fewer; a decoder-only twin does slightly better from the same left side.
-# - Pre-training an encoder on this little unlabelled text (240<!-- result: pretrain_seconds --> CPU seconds)
-#   made no difference we could separate from noise; BERT and ULMFiT used far more text.
-# - A small decoder-only character model trained for seconds (200<!-- result: lm_tf_steps --> steps) is barely
-#   better than a bigram model, and an LSTM given about the same time beats it. Trained three times as long,
+#   must, and it fills fewer; a decoder-only twin does slightly better from the same left side, though not
+#   clearly beyond luck in every run.
+# - Pre-training an encoder on this little unlabelled text made no difference we could separate from noise;
+#   BERT and ULMFiT used far more text.
+# - A small decoder-only character model trained for seconds is barely better than a bigram model, and an LSTM
+#   given about the same time beats it. Trained three times as long,
 #   both improve a lot, and the LSTM stays ahead, by less. Temperature trades repetition for variety.
 # - Two of the usual reasons decoder-only models won show here: an encoder-only model's training does not match
 #   writing, and causal attention lets generation cache keys and values (a saving that grows with the output's
