@@ -666,18 +666,17 @@ print(f"the twin beats the encoder-only model with the left side only for "
 # ### Encoder-only, put to use: pre-training, then a few labels
 #
 # Labels are expensive; text is cheap. BERT's recipe (Devlin et al. 2019, §3): first train an encoder on
-# unlabelled text with the masked-token task above (*pre-training*), then add a small classification layer
-# and train the whole model a little on the labelled examples (*fine-tuning*). To fill in blanks in Chinese text, the
-# encoder must learn which characters go together and what they tend to mean; fine-tuning reuses that, so the
-# classifier has less to learn from its few labels. Pre-training can make up for
-# missing labels: ULMFiT, a pre-trained language model fine-tuned to classify text, matched with 100 labelled
-# examples what training from scratch reached with 100 times as many (Howard & Ruder 2018, abstract). We test
-# this on chapter 11's HSK sentences (graded Chinese learners' sentences): name a sentence's **topic**
-# (19<!-- result: num_topics --> classes) from its characters, with a twentieth, a fifth or all of the training
-# labels. The study has two *arms* (as in a medical trial): fine-tuning starts from an encoder pre-trained on the
-# text of the training and validation sentences, or from random weights (the control). Each pair is run from three
-# random seeds: 3 shares × 2 arms × 3 seeds = 18 fine-tuning runs. Expect little: the unlabelled text is a few
-# thousand sentences, where BERT's was billions of words.
+# unlabelled text with the masked-token task above (*pre-training*), then add a small classification layer and
+# train the whole model a little on the labelled examples (*fine-tuning*). To fill in blanks, the encoder must
+# learn which words go together and what they tend to mean; fine-tuning reuses that, so the classifier has less to
+# learn from its few labels. ULMFiT, a pre-trained language model fine-tuned to classify text, matched with 100
+# labelled examples what training from scratch reached with 100 times as many (Howard & Ruder 2018, abstract).
+#
+# We try it on chapter 11's HSK sentences (graded Chinese learners' sentences), character by character: name a
+# sentence's **topic** (19<!-- result: num_topics --> classes) with a twentieth, a fifth or all of the training
+# labels, starting either from a pre-trained encoder or from random weights (the control; the two are the
+# study's *arms*, as in a medical trial), each from three random seeds: 18 fine-tuning runs. Expect little: the
+# unlabelled text is a few thousand sentences, where BERT's was billions of words.
 #
 # The package's masked-token code works on characters as the code above did on words (folded below, with
 # `pretrain_mlm`, the training loop around it):
@@ -740,11 +739,9 @@ print(f"{sum(p.numel() for p in pretrained[0].parameters()):,} parameters; unifo
 assert abs(last - entropy) < 0.5 and max(shipped_final) < entropy - 1, (last, entropy, shipped_final)
 
 # %% [markdown]
-# Fine-tuning is the same for both arms: the mean of the sentence's character vectors (*mean pooling*, used here
-# instead of section 1's pooler) goes
-# through a linear layer that scores each topic, and the whole model trains with AdamW (Adam with weight decay,
-# which shrinks every weight a little at each step) on batches of 32 labelled sentences. The package's
-# `fine_tune_model` does it (its code is folded below).
+# Fine-tuning is the same for both arms: the mean of the sentence's character vectors (*mean pooling*) goes
+# through a linear layer that scores each topic, and the whole model trains on batches of 32 labelled sentences.
+# The package's `fine_tune_model` does it (its code, with the optimiser, is folded below).
 
 # %% tags=["hide-output"] jupyter={"outputs_hidden": true}
 show_source(fine_tune_model, docstrings=False)
@@ -783,9 +780,9 @@ for arm, now in one_pair.items():
 # %% [markdown]
 # **Pre-training made no difference we can separate from noise.** The table gives both arms' accuracies, and
 # the figure each run's *gain*: the pre-trained encoder's accuracy minus its control's, in percentage *points*.
-# If pre-training did nothing, a measured gain would still land inside its bar about 19 times in 20, just by the
-# luck of which 400 test sentences were drawn (each bar spans two *standard errors* either side; the note below
-# explains them). So a bar that crosses zero means: can't tell.
+# Each bar shows how far the luck of which 400 test sentences were drawn could move that gain (two *standard
+# errors* either side; the note below explains them). If pre-training did nothing, a bar would still cross zero
+# about 19 times in 20, so a bar that crosses zero means: can't tell.
 
 # %% tags=["hide-input"]
 print(f"topic accuracy on the test split (%), mean of {len(SEEDS)} seeds; {FINETUNE_STEPS} fine-tuning steps")
@@ -854,10 +851,9 @@ plt.show()
 # higher in all three runs (30.2%<!-- result: pre_20 --> against 27.2%<!-- result: scratch_20 --> on average);
 # with all the labels, a little lower in all three; with the fewest labels, where ULMFiT's gains were largest,
 # the sign changes from run to run. Every bar reaches zero: differences this size are within the luck of a
-# 400-sentence test set. One likely reason, not tested here, is how little text there is in all: BERT
-# pre-trained on about 3.3 billion words (Devlin et al. 2019, §3.1), these encoders on a few thousand sentences,
-# and were stopped while still learning; the one fine-tuning recipe, tuned for neither arm, is another. Every score is far above always answering the most frequent topic
-# (8.3%<!-- result: majority_topic -->) and far below perfect.
+# 400-sentence test set. The likely culprit (not tested) is scale: BERT pre-trained on about 3.3 billion words
+# (Devlin et al. 2019, §3.1), these encoders on a few thousand sentences. Every score is far above always
+# answering the most frequent topic (8.3%<!-- result: majority_topic -->) and far below perfect.
 
 # %% tags=["hide-cell"] jupyter={"outputs_hidden": true, "source_hidden": true}
 # The statistics behind the block below (all exact: the grid's stored accuracies and the test split's size)
@@ -993,8 +989,7 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 #   characters) for about the same time.
 #
 # At these short budgets the LSTM turns out the stronger character model; the Transformer's strengths (every position
-# trained in parallel, direct access to any earlier character, steady gains with size) do not show here; section
-# 6 comes back to why the field chose them anyway.
+# trained in parallel, direct access to any earlier character, steady gains with size) do not show at this size.
 
 # %%
 text = load_english_text()
@@ -1420,7 +1415,8 @@ _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: n
 
 # %% [markdown]
 # Reason 2, measured on section 3's model. First, correctness: cached and uncached greedy generation give the
-# same characters. Then its value: the time to generate n characters, with and without it.
+# same characters. Then its value: the time to generate n characters, with and without it. (Past 64 characters
+# the position vectors were never trained, which does not change the timing.)
 
 # %% tags=["nbval-ignore-output"]
 start = torch.tensor([char_vocab.encode(list("The "))], device=device)  # (1, 4)
