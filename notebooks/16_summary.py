@@ -230,7 +230,7 @@ print(f"memory growth exponent: RNN {mem_slope['RNN']:.2f}, Transformer {mem_slo
 # | recall at distance 40, % (chance 25) ([ch. 01](01_rnn_baselines.ipynb)) | 23.0<!-- result: recall_rnn.min -->–27.1<!-- result: recall_rnn.max --> | 23.7<!-- result: recall_lstm.min -->–27.5<!-- result: recall_lstm.max --> | 49.2<!-- result: recall_gru.min -->–100.0<!-- result: recall_gru.max --> | not run |
 # | translation, exact match %, about equal time ([ch. 10](10_encoder_decoder.ipynb)) | — | — | 25<!-- result: em_bahdanau.min -->–44<!-- result: em_bahdanau.max --> (with attention) | 69<!-- result: em_tf_same_time.min -->–78<!-- result: em_tf_same_time.max --> |
 # | longest sentences, exact match %, same steps ([ch. 02](02_seq2seq_bottleneck.ipynb)) | — | — | 0<!-- result: fixed_long --> fixed context, 82<!-- result: attn_long --> with attention | — |
-# | next character, nats, about equal time ([ch. 12](12_three_families.ipynb)) | — | 1.889<!-- result: lstm_nats.min -->–1.919<!-- result: lstm_nats.max --> | — | 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> |
+# | next character, nats, about equal time ([ch. 12](12_three_families.ipynb)) | — | 1.895<!-- result: lstm_nats.min -->–1.925<!-- result: lstm_nats.max --> | — | 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> |
 # | peak memory, exponent of n: an RNN layer against the self-attention core ([ch. 13](13_complexity.ipynb)) | 1.00<!-- result: mem_slope_rnn --> | — | — | 1.91<!-- result: mem_slope_att --> |
 # | 16-layer stack: 99% accuracy by step ([ch. 09](09_transformer_block.ipynb)) | — | — | — | 175<!-- result: depth_steps_pre --> (pre-norm; post-norm later) |
 #
