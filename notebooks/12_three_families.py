@@ -51,6 +51,11 @@ if "google.colab" in sys.modules:
 #
 # **Prerequisites:** chapters 06 (masks), 09 (the block), 10 (the encoder-decoder, KV cache) and 11 (the
 # HSK sentences and an encoder-only tagger).
+#
+# **Before you start.** Everything here trains in seconds or minutes on one CPU thread, far below the scale at
+# which these families are used; some results come out weak or reversed: pre-training shows no clear gain,
+# and an LSTM beats the small decoder-only model. What the experiments do show is how the masks work, what an
+# encoder-only model loses without the words to its right, and why a causal model can keep a KV cache.
 
 # %% [markdown]
 # **New terms**
@@ -173,8 +178,7 @@ print(f"\nallowed pairs: {int(bidirectional.sum())} bidirectional vs {int(causal
 # model is built from them too, with the causal mask switched on). The
 # only switch is `causal`: without it the mask hides only padding; with it, `causal_mask` also hides every later
 # position. Both end in one linear map to V logits per position (V, the vocabulary size); the encoder-only model adds a *pooler*, a layer that turns the
-# first position into a classifier's input. (In the code, `cache` and `past` serve generation, chapter 10's KV
-# cache; `positions` serves RoPE, chapter 08.)
+# first position into a classifier's input.
 
 # %%
 show_source(_TokenStack.forward, docstrings=False)
@@ -303,9 +307,7 @@ assert mlm_final < 0.7 * mlm_history.losses[0]  # a clear fall, with room for no
 #
 # - **both sides** (what BERT is trained for): the whole sentence, with the hidden word replaced by `<mask>`;
 # - **left side only** (what writing needs): the words before the gap, then `<mask>` for the gap and for every
-#   later word, so the words to its right are hidden. (Not a cut sentence: in training, a `<mask>` with nothing
-#   after it always hid a sentence's last word, so the model would guess words that end sentences. The blanks
-#   do reveal the sentence's length; a rough check suggests that is worth about a point.)
+#   later word, so the words to its right are hidden. (Why blanks rather than a cut sentence: see the note.)
 #
 # Two references: a decoder-only **twin**, the same blocks with the causal mask, which predicts each word from
 # the words on its left, as it was trained to (its input starts with `<bos>`, the beginning-of-sentence token);
@@ -684,8 +686,9 @@ print(f"the twin beats the encoder-only model with the left side only for "
 # labels, starting either from a pre-trained encoder or from random weights (the control; the two are the
 # study's *arms*, as in a medical trial), each from three random seeds: 18 fine-tuning runs. Expect little: the
 # unlabelled text is the training sentences themselves, labels dropped, plus the 400 validation sentences,
-# where BERT's was about 3.3 billion words (Devlin et al. 2019, §3.1). Pre-training adds only the 400
-# validation sentences to the text fine-tuning can draw from.
+# where BERT's was about 3.3 billion words (Devlin et al. 2019, §3.1). With all the labels, pre-training adds
+# only those 400 sentences to the text fine-tuning can draw from; with 5%<!-- result: share_5 -->, pre-training
+# sees about twenty times the labelled text.
 #
 # The package's version for characters, with its training loop `pretrain_mlm`:
 
@@ -829,14 +832,12 @@ plt.show()
 # labels, behind in all three, by up to 3.75<!-- result: behind_100.max --> points;
 # with 5%<!-- result: share_5 -->, ahead on average but behind in one of the three runs.
 #
-# Are gaps of a few points real? Measured on 400<!-- result: hsk_test_sentences --> test sentences, a run's gain
-# (pre-trained minus control) would scatter around what an endless test set gives with a standard deviation of
-# 2.3<!-- result: gain_paired_se.min -->–2.6<!-- result: gain_paired_se.max --> points: its *standard error*
-# (paired: sentences both models get right, or both wrong, cancel). The next figure
-# draws each run's gain with a bar of two standard errors either side. If the two models of a pair were equally
-# good, their measured gain would still land within two standard errors of zero about 19 times in 20; so a gain whose bar reaches
-# zero is one that luck alone could give. Every bar in the figure reaches zero, one only just. Nor is "ahead in
-# all three runs" strong evidence: by luck alone, three runs land on one side one time in four.
+# Are gaps of a few points real? A gain (pre-trained minus control) measured on
+# 400<!-- result: hsk_test_sentences --> test sentences scatters around its true value by about one *standard
+# error*, 2.3<!-- result: gain_paired_se.min -->–2.6<!-- result: gain_paired_se.max --> points here. The next
+# figure draws each run's gain with a bar of two standard errors either side: a bar that reaches zero marks a
+# gain that luck alone could give. Every bar reaches zero, some only just. "Ahead in all three runs" is weak
+# evidence: by luck alone, three runs land on one side one time in four.
 
 # %% tags=["hide-cell"] jupyter={"outputs_hidden": true, "source_hidden": true}
 results.record("hsk_test_sentences", len(x_test))
@@ -915,9 +916,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The lesson: pre-training is no free lunch. BERT's and ULMFiT's gains came with millions or billions of
-# unlabelled words; here a few thousand sentences, mostly those the labels come from, and any gain is too small
-# to tell from the test set's noise (why was not tested; too little text and short pre-training are candidates).
+# The lesson: pre-training is no free lunch. Its famous gains came with millions or billions of unlabelled
+# words; with a few thousand sentences, any gain here is too small to tell from noise (why was not tested; too
+# little text and short pre-training are candidates).
 
 # %% tags=["hide-cell"] jupyter={"outputs_hidden": true, "source_hidden": true}
 # The statistics behind the block below (all exact: the grid's stored accuracies and the test split's size)
@@ -1000,7 +1001,8 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # one time in four; with three shares of the labels tried, the chance that at least one shows it by luck is
 # about 1 − (3/4)³ ≈ 58%<!-- result: sign_luck_pct --> (the shares are not quite independent: they share
 # encoders and seeds). The gain closest to clearing zero is 1.95<!-- result: gain_z_max --> standard errors from
-# it, so every bar reaches zero, only just for that one: with 20%<!-- result: share_20 --> of the labels, a gain
+# it, so every bar reaches zero, only just for that one (if the two models of a pair were equally good, their
+# measured gain would still land within two standard errors of zero about 19 times in 20): with 20%<!-- result: share_20 --> of the labels, a gain
 # of 5.0<!-- result: closest_gain --> points with a standard error of 2.56<!-- result: closest_se -->, its bar
 # running from 0.13<!-- result: closest_below_zero --> points below zero to 10.1<!-- result: closest_high -->
 # above.
@@ -1079,7 +1081,7 @@ print(f"uniform guess: {uniform:.3f} nats/char;  bigram model: {bigram:.3f} nats
 # The Transformer: 2 causal blocks, D = 64 (d_model), 4 heads, F = 256 (the FFN's width), learned positions, no dropout, windows of 64
 # characters. The LSTM: one layer of 256 units. The Transformer trains for 200<!-- result: lm_tf_steps --> steps
 # on one CPU thread, and the LSTM for a fixed 163<!-- result: lm_lstm_steps --> steps, about as many as fit into
-# the same CPU time (a fixed count keeps the results repeatable; the note gives the measured times).
+# the same CPU time (the note gives the measured times).
 
 
 # %%
@@ -1460,7 +1462,8 @@ print(f"this translator's exact match on chapter 10's test sentences: {shipped_e
 # layer, each Chinese word reads mostly the English word it translates: 猫 reads "cat", 垫子 "mat", and both 在 and
 # 上 read "on" (在 says a place follows, 上 says which: on top). "Reads cat" is shorthand: each column is an
 # encoder state that has already mixed in the whole sentence. Its *exact match*, the share of test sentences
-# whose translation matches the reference exactly, is 99.65%<!-- result: shipped_em -->.
+# whose translation matches the reference exactly, is 99.65%<!-- result: shipped_em --> (this copy was trained
+# longer than chapter 10's own run).
 
 # %% tags=["hide-cell", "nbval-ignore-output"] jupyter={"outputs_hidden": true, "source_hidden": true}
 # Chapter 10's own (shorter) run, for chapter 16's table
@@ -1472,8 +1475,7 @@ _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: n
 # ## 5. The comparison table, with this chapter's results
 #
 # Section 1's table with what each family did in this chapter (averages of three runs; for the encoder-decoder,
-# section 4's translator). Each was measured on its own task and data: read each row on its own, not as a
-# ranking. The last column is how each family is usually used.
+# section 4's translator). Each row was measured on its own task and data, so the rows are not a ranking.
 #
 # | family | attention hides | trained in this book on | what this chapter showed | usually used for |
 # |---|---|---|---|---|
@@ -1500,7 +1502,8 @@ _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: n
 # Against the encoder-decoder the first two reasons are weaker: its decoder also continues text and caches its
 # own output (chapter 10). The difference shows in a chat: at each new turn an encoder-decoder reads the whole
 # conversation again in its encoder (which reads both ways); a decoder-only model keeps the history's cache and
-# reads only the new turn.
+# reads only the new turn. Yet T5 found an encoder-decoder best among the designs it compared at equal compute
+# (Raffel et al. 2020, §3.2).
 #
 # (An RNN's state *is* its cache, of constant size; the Transformer's cache grows with the text, which chapters
 # 13 and 14 deal with.)
@@ -1544,9 +1547,10 @@ plt.show()
 
 # %% [markdown]
 # The tokens are identical. Without the cache, step t reprocesses all t earlier positions, so the total work
-# grows faster than the length (the uncached curve bends upward); with it, each step computes one new position. At this small size each
-# step's fixed cost (the Python loop, the calls into torch) is a large part of the time, so the cache saves
-# least on the shortest outputs, and the saving grows with the length. Only a model whose earlier states never depend on later tokens can keep such a cache.
+# grows faster than the length (the uncached curve bends upward); with it, each step computes one new position,
+# though it still attends over a growing cache, so the cached curve rises too. At this small size each step's
+# fixed cost (the Python loop, the calls into torch) is a large part of the time, so the cache saves least on
+# the shortest outputs, and the seconds it saves grow with the length. Only a model whose earlier states never depend on later tokens can keep such a cache.
 
 # %% [markdown]
 # <details class="measured"><summary>How this was measured</summary>
