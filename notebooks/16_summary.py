@@ -295,7 +295,7 @@ print(f"memory growth exponent: RNN {mem_slope['RNN']:.2f}, Transformer {mem_slo
 # chapter 14 shows how much the block alone can move: racing two Transformer blocks on the same text (with
 # its own batch and budget, so not a race against this LSTM), a pre-norm 2017-style block ended at
 # 2.32<!-- result: race_2017 --> nats per character, about where chapter 12's post-norm one did, and the 2024
-# block (RMSNorm, SwiGLU, RoPE, grouped-query attention) at 1.76<!-- result: race_2024.min -->–1.81<!-- result:
+# block (RMSNorm, SwiGLU, RoPE, grouped-query attention) at 1.76<!-- result: race_2024.min -->–1.80<!-- result:
 # race_2024.max -->, a larger step than the LSTM's lead. The Transformer column reports one configuration,
 # not the architecture.
 #
