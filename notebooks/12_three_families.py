@@ -52,8 +52,8 @@ if "google.colab" in sys.modules:
 # **Prerequisites:** chapters 06 (masks), 09 (the block), 10 (the encoder-decoder, KV cache) and 11 (the
 # HSK sentences and an encoder-only tagger).
 #
-# **Before you start.** Everything here trains in seconds or minutes on one CPU thread, far below the scale at
-# which these families are used; some results come out weak or reversed: pre-training shows no clear gain,
+# **Before you start.** Everything here trains in seconds or minutes on one CPU thread, far below these
+# families' usual scale, and some results come out weak or reversed: pre-training shows no clear gain,
 # and an LSTM beats the small decoder-only model. What the experiments do show is how the masks work, what an
 # encoder-only model loses without the words to its right, and why a causal model can keep a KV cache.
 
@@ -143,8 +143,7 @@ print(f"device: {device.type}")
 # The figure draws the three from the same block: what changes is the mask and whether a second stack is
 # read through cross-attention. (The figure's *LLMs* are large language models such as the GPT and LLaMA
 # series, mostly decoder-only. "2017" is the original Transformer paper; `<mask>`
-# marks a hidden word, as section 2 explains; S and L are the source and target lengths; × N, a block repeated
-# N times.)
+# marks a hidden word, as section 2 explains.)
 
 # %%
 diagrams.show("three_families")
@@ -341,10 +340,9 @@ sentence_ends = Counter(s[-1] for s in train_sentences)  # word id -> how many t
 final_words = set(sentence_ends)  # the words that ever end a training sentence
 
 # %% [markdown]
-# The twin: the same settings, the causal mask, and the next word as its target. Every word is a target for the
-# twin, against about one word in seven for the encoder-only model, so the twin trains for fewer steps
-# (157<!-- result: twin_steps --> against 1000<!-- result: word_steps -->): both then learn from the same number of
-# target words.
+# Every word is a target for the twin, against about one word in seven for the encoder-only model, so the twin
+# trains for fewer steps (157<!-- result: twin_steps --> against 1000<!-- result: word_steps -->). Both then learn
+# from the same number of target words: each target is one answer to learn from, so neither gets more evidence.
 
 # %%
 def next_word_loss(model: nn.Module, tokens: torch.Tensor) -> tuple[torch.Tensor, int]:
@@ -636,7 +634,7 @@ print(f"the twin beats the encoder-only model with the left side only for "
 # encoder-only model does, 0 otherwise, and the standard error is that of the mean of these scores): in at
 # least one run it is within the luck of the draw.
 # It is won with fewer updates (157<!-- result: twin_steps --> against 1000<!-- result: word_steps -->) and fewer
-# distinct sentences (the note above says why matching target words is the fair budget here).
+# distinct sentences (the text above says why matching target words is the fair budget).
 #
 # **The cut form, and why blanks.** In training, a `<mask>` with nothing after it always hid a sentence's last
 # word, so a sentence cut right after the gap pushes the model toward words that end sentences. Cut right
@@ -646,10 +644,10 @@ print(f"the twin beats the encoder-only model with the left side only for "
 # blanks, 30.10<!-- result: blanks_guess_final_pct.min -->–39.65%<!-- result: blanks_guess_final_pct.max -->.
 # (61<!-- result: final_types --> of the 122<!-- result: word_types --> word types ever end a sentence, and
 # 38.6<!-- result: final_answer_pct -->% of the gaps' answers are such words.) The cut form scored below always
-# answering "the" for 1<!-- result: cut_below_baseline_seeds --> of the 3 seeds. Cutting loses points
-# against both sides; the blanks win back 3.60<!-- result: mlm_blanks_gain.min -->–12.55<!-- result:
-# mlm_blanks_gain.max --> of them, a share of 0.28<!-- result: mlm_blanks_share.min -->–0.59<!-- result:
-# mlm_blanks_share.max --> of the cut form's loss.
+# answering "the" for 1<!-- result: cut_below_baseline_seeds --> of the 3 seeds. Per seed, the blanks score
+# 3.60<!-- result: mlm_blanks_gain.min -->–12.55<!-- result: mlm_blanks_gain.max --> points above the cut form
+# (blanks minus cut), which is 0.28<!-- result: mlm_blanks_share.min -->–0.59<!-- result: mlm_blanks_share.max -->
+# of what the cut form loses against both sides (both sides minus cut).
 #
 # **The length.** Blanks up to the sentence's end tell the model its length. Three blanks, whatever the length,
 # score only 0.45<!-- result: true_minus_fixed.min -->–1.25<!-- result: true_minus_fixed.max --> points less
@@ -747,7 +745,7 @@ plt.show()
 # 400<!-- result: hsk_test_sentences --> test sentences scatters around its true value by about one *standard
 # error*, 2.3<!-- result: gain_paired_se.min -->–2.6<!-- result: gain_paired_se.max --> points here. The next
 # figure draws each run's gain with a bar of two standard errors either side: a bar that reaches zero marks a
-# gain that luck alone could give. Every bar reaches zero, some only just. "Ahead in all three runs" is weak
+# gain that the luck of which test sentences were drawn could give. Every bar reaches zero, some only just. "Ahead in all three runs" is weak
 # evidence: by luck alone, three runs land all ahead or all behind one time in four (⅛ for all ahead plus ⅛
 # for all behind).
 
@@ -805,6 +803,8 @@ for s_i, seed in enumerate(SEEDS):
 crossing = {(f, i): 2 * gain_se[f][i] - abs(gains[f][i]) for f in FRACTIONS for i in range(len(SEEDS))}  # points
 f_z, i_z = min(crossing, key=crossing.get)  # the bar that crosses zero by the least, in points
 assert sorted(crossing.values())[1] > crossing[f_z, i_z], crossing  # every other bar crosses zero by more
+z_abs = {(f, i): abs(gains[f][i]) / gain_se[f][i] for f, i in crossing}
+assert max(z_abs, key=z_abs.get) == (f_z, i_z), z_abs  # and it is also the one furthest from zero in standard errors
 end = gains[f_z][i_z] - 2 * gain_se[f_z][i_z] * (1 if gains[f_z][i_z] > 0 else -1)  # its bar's end nearest zero
 side = ("lower", "below") if gains[f_z][i_z] > 0 else ("upper", "above")
 # what the text says of the closest call: a fifth of the labels, a positive gain whose bar just reaches zero
@@ -830,11 +830,12 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The lesson: pre-training is no free lunch. Its famous gains came with millions or billions of unlabelled
-# words (BERT's about 3.3 billion; Devlin et al. 2019, §3.1). Here it had
+# The lesson: at this scale the study cannot tell. Pre-training's famous gains came with millions or billions of
+# unlabelled words (BERT's about 3.3 billion; Devlin et al. 2019, §3.1). Here it had
 # 3,867<!-- result: unlabelled_sentences --> sentences: the training sentences with their labels dropped, plus 400
-# held-out validation sentences. On so little text it bought nothing we could measure; whether more text, longer
-# pre-training or a recipe tuned per arm would was not tested.
+# held-out validation sentences. With three runs per arm the study is too small either to show a gain or to rule
+# one out: gains of up to 9.4<!-- result: gain_ci_high_max --> points fit its numbers. More text, longer
+# pre-training, a tuned recipe or more runs might settle it; none was tried.
 
 # %% [markdown]
 # **How the two arms were trained.** Pre-training uses the masked-token task above, in the package's version
@@ -966,6 +967,13 @@ print(f"a fifth of the labels: the average gain alone p = {mean_p:.3f}, times 3 
 results.record("seeds_p_20", seeds_p[0.2])
 results.record("seeds_p_100", seeds_p[1.0])
 results.record("seeds_p_min", min(seeds_p.values()))
+# A 95% t-interval for each share's average gain over the three runs: for 2 degrees of freedom the t-value has
+# the closed form a * sqrt(2 / (1 - a^2)) with a = 0.95 (from the t distribution's CDF 1/2 + t / (2 sqrt(t^2 + 2)))
+t_95 = 0.95 * math.sqrt(2 / (1 - 0.95**2))  # 4.303
+ci_high = {f: statistics.mean(gains[f]) + t_95 * statistics.stdev(gains[f]) / math.sqrt(len(SEEDS)) for f in FRACTIONS}
+print(f"95% t-interval (t = {t_95:.2f}), upper end of the average gain per share: "
+      f"{', '.join(f'{100 * f:.0f}%: {h:+.1f}' for f, h in ci_high.items())} points; largest "
+      f"{results.record('gain_ci_high_max', max(ci_high.values())):.1f}")
 sign_luck = results.record("sign_luck_pct", 100 * (1 - (3 / 4) ** len(FRACTIONS)))  # 3 runs agree in sign: p = 1/4
 print(f"the chance that at least one of {len(FRACTIONS)} shares shows three runs of one sign by luck: {sign_luck:.0f}%")
 assert min(seeds_p.values()) > 0.05, seeds_p  # what the text says: no share's average gain is a clear signal
@@ -1002,8 +1010,10 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # (One standard error is how far a gain typically lies from the value an endless test set would give; two
 # fresh draws of 400 sentences typically differ by about √2 of them.)
 #
-# **Reading the bars.** If pre-training made no difference, a measured gain would still land within two
-# standard errors of zero about 19 times in 20; a bar that reaches zero is a gain luck alone could give. The gain
+# **Reading the bars.** If the two models of a pair were equally accurate on an endless test set, their
+# measured gain would still land within two standard errors of zero about 19 times in 20; a bar that reaches zero
+# is a gain the luck of the test sentences alone could give. The bars leave out the other luck, that of the
+# training seed (which starting weights and batches a run got): the three runs per share show that one. The gain
 # closest to clearing zero is 1.95<!-- result: gain_z_max --> standard errors: with
 # 20%<!-- result: share_20 --> of the labels, 5.0<!-- result: closest_gain --> points with a standard error of
 # 2.56<!-- result: closest_se -->, its bar running from 0.13<!-- result: closest_below_zero --> points below zero
@@ -1017,13 +1027,19 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # **The average of the three runs.** With a fifth of the labels the average gain is
 # 2.01<!-- result: gain_20_mean_z --> standard errors from zero (the same paired computation, on each sentence's d
 # averaged over the runs). Taken alone that would be p ≈ 0.04<!-- result: gain_20_mean_p -->, where p is the
-# chance of a result at least this far from zero if pre-training did nothing. But a fifth is the best of three
+# chance of an average at least this far from zero if the three pairs were equally accurate on endless test data
+# (it counts the luck of the test sentences, not that of the training seeds). But a fifth is the best of three
 # shares tried, and picking the best of three roughly triples that chance (about
-# 0.13<!-- result: gain_20_mean_p3 -->). The runs also disagree, their gains spreading by
-# 2.3<!-- result: gain_20_sd --> points. A t-test judges the average against that spread: it gives
+# 0.13<!-- result: gain_20_mean_p3 -->). The runs also disagree, their gains having a standard
+# deviation of 2.3<!-- result: gain_20_sd --> points. A t-test judges the average against that spread, which
+# carries the luck of the seeds (but not the test-sentence luck the three runs share, as they use one test split): it
+# gives
 # p = 0.15<!-- result: seeds_p_20 --> with a fifth of the labels and 0.20<!-- result: seeds_p_100 --> with all of
 # them (the smallest over the three shares is 0.15<!-- result: seeds_p_min -->; the code checks that none is
-# below 0.05, the usual bar). So: no difference we can separate from noise.
+# below 0.05, the usual bar). So: no difference we can separate from noise. Nor can a gain be ruled out: a
+# t-interval for the average gain that covers the true value 19 times in 20 (mean ± 4.30 × its standard deviation
+# ÷ √3, 4.30 being the t-value for two degrees of freedom) reaches up to 9.4<!-- result: gain_ci_high_max --> points, and it leaves out the shared
+# test-sentence luck, so the true range is wider still.
 #
 # **How the runs were made.** The 18 fine-tuning runs (3 seeds × 3 shares of the labels × 2 arms) were made ahead
 # of time by a script that ships with the book (`benchmarks/finetune_hsk_topics.py`, on one CPU thread,
@@ -1053,7 +1069,9 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # little below that guess without using the context, because one hidden character in ten is shown as itself.
 #
 # **Why no clear gain?** Not tested. Candidates: too little text, pre-training cut short (its loss was still
-# falling), and one fine-tuning recipe for both arms. That recipe is a fixed number of steps, so with all the
+# falling), and one fine-tuning recipe for both arms, whose learning rate (`LR` = 1e-3 with AdamW) is far above
+# the 2e-5 to 5e-5 BERT fine-tuned with (Devlin et al. 2019, §A.3), which may overwrite what pre-training
+# learned. That recipe is a fixed number of steps, so with all the
 # labels each labelled sentence is seen far fewer times than with 5%<!-- result: share_5 -->, which may suit the
 # two arms differently. Settling it would take more text, longer pre-training, a
 # recipe chosen per arm on validation, and more seeds.
@@ -1073,8 +1091,9 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # - an **LSTM** language model (chapter 01's cell, as torch's `nn.LSTM`) trained on the same windows (runs of 64
 #   characters) for about the same time.
 #
-# At these short budgets the LSTM turns out the stronger character model; section 6 explains why decoder-only
-# models won all the same.
+# At these short budgets the LSTM turns out the stronger character model. The Transformer's strengths (every
+# position trained at once, direct access to any earlier character, steady gains as models grow) do not show on
+# one CPU thread at this size.
 
 # %%
 text = load_english_text()
@@ -1279,7 +1298,7 @@ print(f"LSTM seconds as % of the Transformer's, the three seeds together: "
 # <details class="measured"><summary>How this was measured</summary>
 #
 # **The result, per run.** Three seeds per model. The Transformer, after 200<!-- result: lm_tf_steps --> steps
-# (3.22<!-- result: lm_tf_seconds.min -->–3.25<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
+# (3.29<!-- result: lm_tf_seconds.min -->–3.33<!-- result: lm_tf_seconds.max --> s of CPU time per run), reaches
 # 2.322<!-- result: gpt_nats.min -->–2.351<!-- result: gpt_nats.max --> nats per character,
 # 0.040<!-- result: gpt_gain.min -->–0.069<!-- result: gpt_gain.max --> below the bigram model (which adds 0.01 to
 # every count, so no pair of characters has probability zero). The LSTM reaches
@@ -1291,10 +1310,10 @@ print(f"LSTM seconds as % of the Transformer's, the three seeds together: "
 # 163<!-- result: lm_lstm_steps --> steps, the number that fit into the Transformer's 200 when this chapter was
 # written: a fixed count makes every result repeat from its seed, while the seconds it takes move with the
 # machine. In this run, by the median of seven timing rounds an LSTM step cost
-# 1.20<!-- result: lm_lstm_step_cost --> Transformer steps (the runs' own times give
-# 1.20<!-- result: lstm_step_cost.min -->–1.21<!-- result: lstm_step_cost.max -->), so the LSTM trained for
-# 98<!-- result: lstm_time_share.min -->–99%<!-- result: lstm_time_share.max --> of the Transformer's time with
-# the same seed, and 98%<!-- result: lstm_time_share_total --> over the three seeds together. Any imbalance does
+# 1.22<!-- result: lm_lstm_step_cost --> Transformer steps (the runs' own times give
+# 1.20<!-- result: lstm_step_cost.min -->–1.51<!-- result: lstm_step_cost.max -->), so the LSTM trained for
+# 98<!-- result: lstm_time_share.min -->–123%<!-- result: lstm_time_share.max --> of the Transformer's time with
+# the same seed, and 106%<!-- result: lstm_time_share_total --> over the three seeds together. Any imbalance does
 # not explain the lead: halfway through its run the LSTM's training loss is already below the Transformer's at the
 # end, and over the whole second half of its run the Transformer's loss fell by less than the LSTM's smallest
 # lead (both checked at every seed, on training loss; the validation losses above order the models the same way,
@@ -1357,9 +1376,11 @@ print(f"{'bigram model':<13}{bigram:>13.3f}   (counted from the training text, n
 # %% tags=["hide-cell", "nbval-ignore-output"] jupyter={"outputs_hidden": true, "source_hidden": true}
 # The run record behind the note below: the long runs' steps, ranges over the seeds, and the time each took
 results.record("lstm_long_steps", long_steps["LSTM"])
+reached = sum(s["seconds"] > t["seconds"] for t, s in zip(long_runs["Transformer"], long_runs["LSTM"], strict=True))
 print("training loss, nats/char: the Transformer over its last 20 steps "
-      f"{', '.join(f'{v:.2f}' for v in tf_final)}; the LSTM when its time equalled the Transformer's whole run "
-      f"{', '.join(f'{v:.2f}' for v in matched)} (per seed)")
+      f"{', '.join(f'{v:.2f}' for v in tf_final)}; the LSTM at the Transformer's whole-run time, or over its own "
+      f"last 20 steps where it stopped sooner, {', '.join(f'{v:.2f}' for v in matched)} (per seed; it ran longer "
+      f"than the Transformer at {reached} of {len(SEEDS)} seeds)")
 print(f"steps: Transformer {LONG_STEPS}, LSTM {long_steps['LSTM']}; validation nats/char: Transformer {long_nats}, "
       f"LSTM {long_lstm_nats}")
 print(f"Transformer - LSTM: {results.record_runs('lstm_long_lead', long_lead)} nats/char "
@@ -1379,19 +1400,20 @@ print(f"LSTM seconds as % of the same seed's Transformer seconds: "
 # Each model trains for three times its first number of steps, from the same three seeds and with the same
 # recipe, the two models again in turn, seed by seed: 600<!-- result: long_steps --> steps for the Transformer,
 # 489<!-- result: lstm_long_steps --> for the LSTM. So the balance of steps between them is exactly the first
-# comparison's, and the narrowing below cannot come from a change in that balance. The LSTM took 94<!-- result: lstm_long_time_share.min -->–95%<!-- result: lstm_long_time_share.max --> of the
-# Transformer's measured time with the same seed, 95%<!-- result: lstm_long_time_share_total --> over the three
+# comparison's, and the narrowing below cannot come from a change in that balance. The LSTM took 96<!-- result: lstm_long_time_share.min -->–100%<!-- result: lstm_long_time_share.max --> of the
+# Transformer's measured time with the same seed, 99%<!-- result: lstm_long_time_share_total --> over the three
 # seeds together. Validation loss, lowest and highest of the three runs: the Transformer
 # 1.583<!-- result: gpt_long_nats.min -->–1.654<!-- result: gpt_long_nats.max -->, the LSTM
 # 1.392<!-- result: lstm_long_nats.min -->–1.402<!-- result: lstm_long_nats.max --> nats per character. The
 # LSTM's lead over the Transformer, per seed, shrinks from 0.421<!-- result: lstm_lead.min -->–0.446<!-- result:
 # lstm_lead.max --> to 0.190<!-- result: lstm_long_lead.min -->–0.261<!-- result: lstm_long_lead.max --> nats;
 # at every seed it shrinks and stays positive (checked). The measured time share moves with the machine's load
-# from one run of this page to the next; the step counts, once set, do not. Where the LSTM ran longer than the
-# Transformer, extra time does not explain its lead: at the step where its time equalled the Transformer's whole
-# run (counting its steps as equally long), its training loss was already below the Transformer's at the end,
-# at every seed, by a wide margin (checked on training loss and printed in the folded cell above; the finding
-# itself is about validation loss). Longer runs were not tried.
+# from one run of this page to the next; the step counts, once set, do not. Extra time does
+# not explain the LSTM's lead: at the step where its time reached the Transformer's whole run (counting its steps
+# as equally long), or at its own end where it stopped sooner, its training loss was already below the
+# Transformer's at the end, at every seed, by a wide margin. The folded cell above prints these training losses
+# and at how many seeds the LSTM ran longer; the finding itself is about validation loss. Longer runs were not
+# tried.
 #
 # </details>
 
@@ -1483,8 +1505,7 @@ _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: n
 # %% [markdown]
 # ## 5. The comparison table, with this chapter's results
 #
-# Section 1's table with what each family did in this chapter (averages of three runs; for the encoder-decoder,
-# section 4's translator). Each row was measured on its own task and data, so the rows are not a ranking.
+# Section 1's table with what each family did in this chapter (averages of three runs). Each row was measured on its own task and data, so the rows are not a ranking.
 #
 # | family | attention hides | trained in this book on | what this chapter showed | usually used for |
 # |---|---|---|---|---|
@@ -1505,17 +1526,17 @@ _ = results.record("ed_em", ed_em)  # read from chapter 10's recorded results: n
 #    every earlier position has mixed in, so from the second layer up (the first layer's keys and values come
 #    from each token alone) every earlier key and value changes, and each step recomputes them all.
 # 3. **Scaling.** Larger decoder-only models kept improving smoothly and predictably with more parameters,
-#    data and compute (Kaplan et al. 2020, whose Transformers were all decoder-only). Showing it takes a GPU
-#    cluster.
+#    data and compute (Kaplan et al. 2020, whose Transformers were all decoder-only). Showing it takes more
+#    compute than this book uses.
 #
 # Against the encoder-decoder the first two reasons are weaker: its decoder also continues text and caches its
 # own output (chapter 10). The difference shows in a chat: at each new turn an encoder-decoder reads the whole
 # conversation again in its encoder (which reads both ways); a decoder-only model keeps the history's cache and
 # reads only the new turn. Yet T5 found an encoder-decoder best among the designs it compared at equal compute
-# (the same training arithmetic; Raffel et al. 2020, §3.2). So the usual account is not that decoder-only beat every design at equal compute, but
-# that one simple model writes, caches its past, and was shown to improve predictably with scale.
-#
-# (An RNN's state *is* its cache, of constant size; the Transformer's cache grows with the text.)
+# (the same training arithmetic; Raffel et al. 2020, §3.2). So the case for decoder-only models is not that they beat every
+# design at equal compute: it is that one simple model both writes and caches its past, and that such models were
+# shown to keep improving predictably with scale.
+
 
 
 # %% [markdown]
@@ -1579,9 +1600,16 @@ plt.show()
 # The source articles (the three Chinese articles this book follows) say that one-way (causal) attention can
 # reuse the cache to the fullest, which section 6 measured. They also say decoder-only scales most smoothly of
 # the three, and that the two floors, taken apart and used alone, turned out even better than the original
-# two-floor Transformer; this chapter tests neither claim, nor the chat difference above. The scaling comparison between families is not what Kaplan et
-# al. (2020) measured: their Transformers were all decoder-only. T5 (Raffel et al. 2020, §3.2) found an
-# encoder-decoder with a denoising objective best among the architectures it compared at equal compute.
+# two-floor Transformer; this chapter tests neither claim, nor the chat difference above. Kaplan et al. (2020) did
+# not compare families either: their Transformers were all decoder-only.
+#
+# Two more points from the literature. T5's equal-compute comparison gave the encoder-decoder twice the
+# parameters of the decoder-only model (Raffel et al. 2020, §3.2). And which design is best depends on what
+# follows pre-training: Wang et al. (2022) found a decoder-only model trained on next tokens best at tasks it
+# was never trained on, straight after pre-training, while models that see their input both ways
+# (encoder-decoders among them), pre-trained on masked tokens and then fine-tuned on many tasks, did best after
+# that fine-tuning. Another reason often given for decoder-only models is in-context learning: a large one can
+# do a new task from a few examples written into its prompt (Brown et al. 2020, GPT-3).
 #
 # </details>
 
@@ -1593,7 +1621,7 @@ plt.show()
 # - An encoder-only model fills cloze gaps better with both sides in view than from the left side only, all a
 #   writer has; a decoder-only twin does slightly better from the left side.
 # - Pre-training an encoder briefly on this little unlabelled text made no difference we could separate from
-#   noise; BERT and ULMFiT used far more text and longer pre-training.
+#   noise; the study was too small to tell.
 # - A small decoder-only character model trained for seconds is barely better than a bigram model, and an LSTM
 #   given about the same time beats it. Given three times the steps,
 #   both improve a lot, and the LSTM stays ahead, by less. Temperature trades repetition for variety.
@@ -1683,7 +1711,7 @@ if measured is not None:
 
 # %% [markdown]
 # **12.6** Temperature, counted. The function below trains a small version of section 3's character model
-# (D = 32, 2 layers, windows of 64 characters, 60 updates), writes 200 characters after "The " at
+# (D = 32, 2 layers, windows of 64 characters, 60 updates), writes 200 characters after `"The "` at
 # `temperature`, and returns how many distinct characters the text contains. Run it as it is (T = 1, the
 # model's own distribution), then with `temperature=0.3`, and measure. How many different characters
 # does the same model use when its distribution is sharpened?
