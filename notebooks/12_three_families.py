@@ -172,7 +172,7 @@ print(f"\nallowed pairs: {int(bidirectional.sum())} bidirectional vs {int(causal
 
 # %% [markdown]
 # In `tformer` the two one-stack families share one body, `_TokenStack` (below): an embedding, positions, and a
-# stack of `EncoderLayer` blocks (blocks without cross-attention). The only switch is `causal`: without it the
+# stack of `EncoderLayer` blocks (blocks without cross-attention; with the causal mask on, they make the figure's decoder stack). The only switch is `causal`: without it the
 # mask hides only padding; with it, `causal_mask` also hides every later position. Both end in one linear map to
 # V logits per position (V, the vocabulary size); the encoder-only model also carries BERT's *pooler*, a layer
 # that turns the first position into a classifier's input (unused in this chapter's experiments).
@@ -342,7 +342,7 @@ final_words = set(sentence_ends)  # the words that ever end a training sentence
 # %% [markdown]
 # Every word is a target for the twin, against about one word in seven for the encoder-only model, so the twin
 # trains for fewer steps (157<!-- result: twin_steps --> against 1000<!-- result: word_steps -->). Both then learn
-# from the same number of target words: each target is one answer to learn from, so neither gets more evidence.
+# from the same number of target words: so both get as many answers to learn from.
 
 # %%
 def next_word_loss(model: nn.Module, tokens: torch.Tensor) -> tuple[torch.Tensor, int]:
@@ -488,7 +488,7 @@ plt.show()
 # What the chart says:
 #
 # - The drop from both sides to the left side only, 8.5<!-- result: mlm_words_gain --> percentage points, estimates what the words after the gap are
-#   worth to this model (perhaps too high; the second note below says why). A writer never has those words, so this edge
+#   worth to this model (perhaps too high: see the note "How this was measured: the probe"). A writer never has those words, so this edge
 #   is no use for writing.
 # - From the same left side, the decoder-only twin, trained on as many target words, recovers
 #   35%<!-- result: gpt_word_acc -->: slightly more than the encoder-only model in each of the three runs, at
@@ -742,12 +742,10 @@ plt.show()
 # with 5%<!-- result: share_5 -->, ahead on average but behind in one of the three runs.
 #
 # Are gaps of a few points real? A gain (pre-trained minus control) measured on
-# 400<!-- result: hsk_test_sentences --> test sentences scatters around its true value by about one *standard
-# error*, 2.3<!-- result: gain_paired_se.min -->–2.6<!-- result: gain_paired_se.max --> points here. The next
-# figure draws each run's gain with a bar of two standard errors either side: a bar that reaches zero marks a
-# gain that the luck of which test sentences were drawn could give. Every bar reaches zero, some only just. "Ahead in all three runs" is weak
-# evidence: by luck alone, three runs land all ahead or all behind one time in four (⅛ for all ahead plus ⅛
-# for all behind).
+# 400<!-- result: hsk_test_sentences --> test sentences moves with the luck of which sentences were drawn, by
+# about one *standard error*: 2.3<!-- result: gain_paired_se.min -->–2.6<!-- result: gain_paired_se.max --> points
+# here. The next figure draws each run's gain with a bar of two standard errors either side. A bar that reaches
+# zero marks a gain that this luck alone could give, and every bar reaches zero, some only just.
 
 # %% tags=["hide-cell"] jupyter={"outputs_hidden": true, "source_hidden": true}
 results.record("hsk_test_sentences", len(x_test))
@@ -832,10 +830,11 @@ plt.show()
 # %% [markdown]
 # The lesson: at this scale the study cannot tell. Pre-training's famous gains came with millions or billions of
 # unlabelled words (BERT's about 3.3 billion; Devlin et al. 2019, §3.1). Here it had
-# 3,867<!-- result: unlabelled_sentences --> sentences: the training sentences with their labels dropped, plus 400
-# held-out validation sentences. With three runs per arm the study is too small either to show a gain or to rule
-# one out: gains of up to 9.4<!-- result: gain_ci_high_max --> points fit its numbers. More text, longer
-# pre-training, a tuned recipe or more runs might settle it; none was tried.
+# 3,867<!-- result: unlabelled_sentences --> sentences (the training sentences with their labels dropped, plus 400
+# held-out validation sentences) and three runs per arm: too little to show a gain, and too little to rule one
+# out (the note gives the numbers). One suspect is worth knowing: fine-tuning here used a learning rate of 1e-3,
+# far above the 2e-5 to 5e-5 BERT was fine-tuned with (Devlin et al. 2019, §A.3), and so large a rate may
+# overwrite what pre-training learned.
 
 # %% [markdown]
 # **How the two arms were trained.** Pre-training uses the masked-token task above, in the package's version
@@ -1019,8 +1018,9 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # 2.56<!-- result: closest_se -->, its bar running from 0.13<!-- result: closest_below_zero --> points below zero
 # to 10.1<!-- result: closest_high --> above. Every other bar crosses zero by more (the code checks both).
 #
-# **Three runs on one side.** The three seeds share one test split, so "all three runs" is weaker evidence than
-# three independent test draws. Even independent runs land all on one side by luck one time in four, and with
+# **Three runs on one side.** "Ahead in all three runs" (a fifth of the labels) is weak evidence. The three seeds
+# share one test split, so it is weaker than three independent test draws; and even independent runs land all
+# ahead or all behind by luck one time in four (⅛ for all ahead plus ⅛ for all behind), and with
 # three shares of the labels tried, at least one share shows it by luck about
 # 58%<!-- result: sign_luck_pct --> of the time, 1 − (3/4)³ (roughly: the shares share encoders and seeds).
 #
@@ -1031,12 +1031,13 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 # (it counts the luck of the test sentences, not that of the training seeds). But a fifth is the best of three
 # shares tried, and picking the best of three roughly triples that chance (about
 # 0.13<!-- result: gain_20_mean_p3 -->). The runs also disagree, their gains having a standard
-# deviation of 2.3<!-- result: gain_20_sd --> points. A t-test judges the average against that spread, which
-# carries the luck of the seeds (but not the test-sentence luck the three runs share, as they use one test split): it
-# gives
-# p = 0.15<!-- result: seeds_p_20 --> with a fifth of the labels and 0.20<!-- result: seeds_p_100 --> with all of
+# deviation of 2.3<!-- result: gain_20_sd --> points. A t-test judges the average against that spread: it
+# divides the average by its standard error as estimated from the three gains and compares the result with the t
+# distribution for two degrees of freedom (three values, less one for their mean), assuming the gains scatter
+# roughly normally, which three values cannot check. That spread carries the luck of the seeds, but not the
+# test-sentence luck the three runs share, as they use one test split. The t-test gives p = 0.15<!-- result: seeds_p_20 --> with a fifth of the labels and 0.20<!-- result: seeds_p_100 --> with all of
 # them (the smallest over the three shares is 0.15<!-- result: seeds_p_min -->; the code checks that none is
-# below 0.05, the usual bar). So: no difference we can separate from noise. Nor can a gain be ruled out: a
+# below 0.05, the usual bar). So: no difference we can separate from noise. Nor can a gain be ruled out (the lesson above): a
 # t-interval for the average gain that covers the true value 19 times in 20 (mean ± 4.30 × its standard deviation
 # ÷ √3, 4.30 being the t-value for two degrees of freedom) reaches up to 9.4<!-- result: gain_ci_high_max --> points, and it leaves out the shared
 # test-sentence luck, so the true range is wider still.
@@ -1092,7 +1093,7 @@ print(f"the closest runs, in test sentences: {closest_20} (a fifth of the labels
 #   characters) for about the same time.
 #
 # At these short budgets the LSTM turns out the stronger character model. The Transformer's strengths (every
-# position trained at once, direct access to any earlier character, steady gains as models grow) do not show on
+# position computed in parallel in training, direct access to any earlier character, steady gains as models grow) do not show on
 # one CPU thread at this size.
 
 # %%
@@ -1311,7 +1312,7 @@ print(f"LSTM seconds as % of the Transformer's, the three seeds together: "
 # written: a fixed count makes every result repeat from its seed, while the seconds it takes move with the
 # machine. In this run, by the median of seven timing rounds an LSTM step cost
 # 1.22<!-- result: lm_lstm_step_cost --> Transformer steps (the runs' own times give
-# 1.20<!-- result: lstm_step_cost.min -->–1.51<!-- result: lstm_step_cost.max -->), so the LSTM trained for
+# 1.20<!-- result: lstm_step_cost.min -->–1.51<!-- result: lstm_step_cost.max -->); measured, its runs took
 # 98<!-- result: lstm_time_share.min -->–123%<!-- result: lstm_time_share.max --> of the Transformer's time with
 # the same seed, and 106%<!-- result: lstm_time_share_total --> over the three seeds together. Any imbalance does
 # not explain the lead: halfway through its run the LSTM's training loss is already below the Transformer's at the
@@ -1598,7 +1599,7 @@ plt.show()
 # <details class="measured"><summary>The source articles' claims, and what this chapter does not test</summary>
 #
 # The source articles (the three Chinese articles this book follows) say that one-way (causal) attention can
-# reuse the cache to the fullest, which section 6 measured. They also say decoder-only scales most smoothly of
+# reuse the cache to the fullest, which this section measured. They also say decoder-only scales most smoothly of
 # the three, and that the two floors, taken apart and used alone, turned out even better than the original
 # two-floor Transformer; this chapter tests neither claim, nor the chat difference above. Kaplan et al. (2020) did
 # not compare families either: their Transformers were all decoder-only.

@@ -1101,13 +1101,14 @@ plt.show()
 #
 # Shared: D = 64 (chapter 12's width; small, so six runs fit into this chapter's time), H = 4 heads
 # of Dh = 16, 2 layers, embeddings multiplied by √D, Xavier initialisation (each matrix's random weights scaled
-# by its size; the 2017 block's learned position table keeps its own start, N(0, ½), matched to the √D-scaled
-# embeddings), an untied output layer after a final
+# by its size; the 2017 block's learned position table keeps its own start, a normal distribution with
+# standard deviation 1/√2, about the size of the √D-scaled embeddings), an untied output layer after a final
 # norm, the same optimiser, and for a given seed the same windows of text in the same order. SwiGLU has three
 # matrices where the ReLU block has two, so its width F must be smaller for the same parameters (the usual
 # choice, 2/3 · 4D, keeps it at the size of a two-matrix block of width 4D). Here F is solved from
 # `modern_lm_parameter_count` so that the whole models match: 207<!-- result: race_f_2024 --> against 2/3 · 256 ≈ 171, because the
-# parameters that grouped-query attention and the dropped biases free go into the FFN.
+# parameters that the 2024 block frees go into the FFN: grouped-query attention's smaller W_K and W_V, the
+# learned position table that RoPE replaces, and the dropped biases.
 #
 # </details>
 
@@ -1188,7 +1189,7 @@ for name, make, kv_heads in (("2017", make_2017, H_R), ("2024", make_2024, H_KV_
 #
 # Just before the race, the two blocks' training steps are timed side by side (`step_cost_ratios`, as in
 # chapter 10): **7**<!-- result: race_rounds --> rounds, each three steps of the 2017-style block and then
-# three of the 2024 block, on fresh models after two untimed steps. The median round's ratio sets how many
+# three of the 2024 block, on two models built for the timing, which after two untimed steps keep training through the rounds. The median round's ratio sets how many
 # steps the 2024 block takes; each run's training seconds are then measured again (the numbers are in the
 # note after the figure). How fast each block runs depends on the machine and on what else it runs, so the
 # step count, and the scores that follow from it, will not repeat exactly on another machine. The clock is
@@ -1310,8 +1311,8 @@ equal_17, equal_24 = summary["2017"]["equal_s"], summary["2024"]["equal_s"]
 assert all(b < a for a, b in zip(equal_17, equal_24, strict=True)), "expected: lower at equal seconds"
 # "Pulls ahead within the first half and stays ahead" is checked on each run's own measured seconds per step
 # (its training seconds over its steps): measured time, with a burst of load spread over the whole run. The
-# seconds at each evaluation can scatter widely under load (one run of this chapter on a busy machine had the
-# 2024 block behind at half its partner's seconds); the table above and the crossing below use those
+# seconds at each evaluation can jump under load, enough to shift the middle of a curve; the table above and
+# the crossing below use those
 
 
 def score_at_pace(history, t):
@@ -1395,7 +1396,7 @@ print(f"2017 block at the 2024 block's step count: "
 #
 # The table above holds the scores. Per seed, the 2024 block ends
 # **0.51**<!-- result: race_gap.min -->–**0.56**<!-- result: race_gap.max --> nats per character below its
-# 2017 partner, and 0.49<!-- result: race_gap_equal_s.min -->–0.52<!-- result: race_gap_equal_s.max --> below
+# 2017 partner, and 0.47<!-- result: race_gap_equal_s.min -->–0.52<!-- result: race_gap_equal_s.max --> below
 # at equal measured seconds. "Equal seconds" is the end of the shorter run of each pair, so where the 2017 run was
 # the shorter one, its "equal seconds" and "end" scores are the same. Every 2024 run ends below every 2017 run, and is lower at equal
 # seconds and at equal steps, at every seed. The 2017-style runs end within 0.01 of each other, at
@@ -1406,26 +1407,24 @@ print(f"2017 block at the 2024 block's step count: "
 # processor, so the middle of a curve can shift. The check that the 2024 block is lower from half the time on
 # therefore places step k at k × (the run's total seconds ÷ its steps), which spreads a burst of load over the
 # whole run (it assumes every step of a run cost the same); by that clock it is lower from half the time on at
-# every seed. By the readings at each evaluation it is lower at half the time at every seed too (the table's
-# column), but on a busy machine those readings once had the 2024 block behind at half the time. The
-# equal-seconds check does use the readings: it falls at the end of the shorter run, where the last reading is
+# every seed. The equal-seconds check does use the readings: it falls at the end of the shorter run, where the last reading is
 # the run's total.
 #
 # The timing: on one thread, one step of the 2024 block cost
 # 1.25<!-- result: race_step_cost --> steps of the 2017 block (median of the rounds, which ranged
-# 1.23<!-- result: race_step_cost_rounds.min -->–1.26<!-- result: race_step_cost_rounds.max -->), so it took
+# 1.19<!-- result: race_step_cost_rounds.min -->–1.31<!-- result: race_step_cost_rounds.max -->), so it took
 # **160**<!-- result: race_steps_2024 --> steps against 200<!-- result: race_steps_2017 -->. Measured
 # afterwards, the 2024 runs took
-# 103<!-- result: race_time_share.min -->–105<!-- result: race_time_share.max -->% of their partners' seconds.
+# 99<!-- result: race_time_share.min -->–109<!-- result: race_time_share.max -->% of their partners' seconds.
 # The 2024 block was lower for good from
-# 26<!-- result: race_cross_pct.min -->–39%<!-- result: race_cross_pct.max --> of its partner's measured seconds:
+# 25<!-- result: race_cross_pct.min -->–41%<!-- result: race_cross_pct.max --> of its partner's measured seconds:
 # from that evaluation of either run on, it was lower at every later one (counting only times both runs had
 # reached; evaluations come every 20 steps, so this is coarse).
 #
 # Why the 2024 block's steps are slower was not profiled; part of it probably lies in this code rather than
 # in the architecture. Its weight matrices per layer hold 6<!-- result: race_matmul_pct -->% more entries
-# than the 2017 block's (smaller W_K and W_V, a third FFN matrix), so its matrix products do that much more
-# work per token. The rest likely comes from the book's from-scratch parts: its RMSNorm is a few element-wise
+# than the 2017 block's (smaller W_K and W_V, a third FFN matrix), so its products with weight matrices do that much
+# more work per token (the attention products QKᵀ and AV are unchanged). The rest likely comes from the book's from-scratch parts: its RMSNorm is a few element-wise
 # operations where `nn.LayerNorm` is one fused kernel (Zhang & Sennrich introduced RMSNorm because it is
 # *cheaper* than LayerNorm), its rotary embedding recomputes its angles on every call, and grouped-query
 # attention reshapes its heads. The time is measured, so the race is fair to the code that ran; how a tuned

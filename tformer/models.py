@@ -68,8 +68,9 @@ Positional = Literal["sinusoidal", "learned", "rope", "alibi"]
 RELATIVE_POSITIONS = ("rope", "alibi")  # encode offsets between tokens only: no length limit
 
 # A learned position table starts at the size of the sinusoidal table it replaces (each entry sin or cos of a
-# spread of angles: RMS 1/√2) and of the √D-scaled token embeddings (about 1) it is added to. GPT-2's N(0, 0.02²)
-# is balanced against GPT-2's unscaled N(0, 0.02²) token embeddings; next to ours it is 50 times too small.
+# spread of angles: RMS 1/√2) and of the √D-scaled token embeddings (about 1) it is added to. GPT-2's small start
+# (N(0, 0.01²) in OpenAI's code, N(0, 0.02²) in Hugging Face's) is balanced against its unscaled N(0, 0.02²) token
+# embeddings; next to our table's 1/√2 it is 35 to 70 times too small.
 # Measured on chapter 08's look-back task (400 steps, a 32-row table), accuracy within the training length:
 # std 0.02 -> 63%, 0.1 -> 78%, 0.3 -> 89%, 1/√2 -> 97%, 1.0 -> 98%.
 LEARNED_POSITION_STD = 2**-0.5

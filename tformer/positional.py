@@ -127,9 +127,10 @@ class SinusoidalPositionalEncoding(nn.Module):
 class LearnedPositionalEmbedding(nn.Module):
     """Adds a trained table E[pos] to token embeddings (BERT and GPT-2 style; Vaswani et al. 2017, §3.5 compare).
 
-    Initialised from N(0, std²), by default std = 0.02 as in GPT-2, and kept so inside a model:
+    Initialised from N(0, std²), by default std = 0.02 as in Hugging Face's GPT-2 (OpenAI's code uses 0.01),
+    and kept so inside a model:
     ``keeps_own_init`` tells :func:`tformer.models.init_weights` to leave this table alone. (GPT-2 starts its
-    token embeddings at N(0, 0.02²) too; the book's models scale theirs by √D to about unit size, so they pass a
+    token embeddings at N(0, 0.02²); the book's models scale theirs by √D to about unit size, so they pass a
     larger ``std``, see :class:`tformer.models.ModelConfig`.) Unlike the sinusoidal table it cannot grow:
     positions beyond ``max_len`` were never trained.
 
@@ -144,7 +145,7 @@ class LearnedPositionalEmbedding(nn.Module):
     """
 
 
-    keeps_own_init = True  # the N(0, 0.02²) start is part of the design, not a placeholder for Xavier
+    keeps_own_init = True  # the N(0, std²) start is part of the design, not a placeholder for Xavier
 
     def __init__(self, max_len: int, d_model: int, *, std: float = 0.02) -> None:
         super().__init__()
