@@ -342,7 +342,7 @@ final_words = set(sentence_ends)  # the words that ever end a training sentence
 # %% [markdown]
 # Every word is a target for the twin, against about one word in seven for the encoder-only model, so the twin
 # trains for fewer steps (157<!-- result: twin_steps --> against 1000<!-- result: word_steps -->). Both then learn
-# from the same number of target words: so both get as many answers to learn from.
+# from the same number of target words, the only positions that give either model a loss.
 
 # %%
 def next_word_loss(model: nn.Module, tokens: torch.Tensor) -> tuple[torch.Tensor, int]:
@@ -634,7 +634,7 @@ print(f"the twin beats the encoder-only model with the left side only for "
 # encoder-only model does, 0 otherwise, and the standard error is that of the mean of these scores): in at
 # least one run it is within the luck of the draw.
 # It is won with fewer updates (157<!-- result: twin_steps --> against 1000<!-- result: word_steps -->) and fewer
-# distinct sentences (the text above says why matching target words is the fair budget).
+# distinct sentences (matching target words matches the positions that teach each model, since only targets give a loss).
 #
 # **The cut form, and why blanks.** In training, a `<mask>` with nothing after it always hid a sentence's last
 # word, so a sentence cut right after the gap pushes the model toward words that end sentences. Cut right

@@ -1179,7 +1179,8 @@ for name, make, kv_heads in (("2017", make_2017, H_R), ("2024", make_2024, H_KV_
 # per generated token: grouped-query attention halves the cache, as in §2.
 #
 # The race: each model trains for about the same **measured** time, that of 200<!-- result: race_steps_2017 -->
-# steps of the 2017-style block on one CPU thread (the 2024 block as many steps as a timing says fit), three times from
+# steps of the 2017-style block on one CPU thread (each step of the 2024 block cost 1.25<!-- result: race_step_cost --> of them
+# here, so it takes 160<!-- result: race_steps_2024 -->), three times from
 # different random starts, scored on held-out text. The result, in the table and the figure below: the 2024
 # block ends about half a nat per character lower in every run, although its steps are slower in this code
 # and it takes fewer of them.
